@@ -1,0 +1,39 @@
+"""``GET /v1/me``: who the API key belongs to."""
+
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields
+
+from hango import tenancy
+
+blp = Blueprint("me", __name__, url_prefix="/v1/me", description="The caller")
+
+
+class MeSchema(Schema):
+    tenant_id = fields.UUID()
+    tenant_name = fields.String()
+    tenant_slug = fields.String()
+    user_id = fields.UUID()
+    email = fields.String()
+    role = fields.String()
+    api_key_id = fields.UUID()
+
+
+@blp.route("")
+class Me(MethodView):
+    @blp.response(200, MeSchema)
+    def get(self) -> dict:
+        """The caller's tenant, user, role and key."""
+        who = tenancy.principal()
+        tenant, user = tenancy.store().identity(who.user_id)
+        return {
+            "tenant_id": tenant.id,
+            "tenant_name": tenant.name,
+            "tenant_slug": tenant.slug,
+            "user_id": user.id,
+            "email": user.email,
+            "role": who.role,
+            "api_key_id": who.api_key_id,
+        }

@@ -1,0 +1,1 @@
+"""hango: a multi-tenant agent harness server."""

@@ -1,0 +1,3 @@
+from hango.cli import entry
+
+entry()

@@ -1,0 +1,1 @@
+"""The agent runtime: request types, the middleware chain, the run loop."""

@@ -1,0 +1,129 @@
+"""Provider-neutral request types, shaped like the Anthropic Messages API.
+
+Content blocks are stored in ``messages.content`` as the dicts that
+``block_to_dict`` produces, so the stored shape and the canonical shape are one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True)
+class Block:
+    """One system block; ``cache_control`` marks a prompt-cache breakpoint."""
+
+    text: str
+    cache_control: bool = False
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message; ``cache_control`` puts a breakpoint on its last content block."""
+
+    role: Role
+    content: tuple[ContentBlock, ...]
+    cache_control: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    system: tuple[Block, ...] = ()
+    tools: tuple[ToolDef, ...] = ()
+    messages: tuple[Message, ...] = ()
+    max_tokens: int = 4096
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(frozen=True)
+class Response:
+    message: Message
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+
+
+def block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    """The stored (and Anthropic) JSON shape of a content block."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": block.content,
+        "is_error": block.is_error,
+    }
+
+
+def block_from_dict(data: dict[str, Any]) -> ContentBlock:
+    """Parse one stored content block; raises ``ValueError`` on an unknown type."""
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(text=data["text"])
+    if kind == "tool_use":
+        return ToolUseBlock(id=data["id"], name=data["name"], input=dict(data.get("input") or {}))
+    if kind == "tool_result":
+        return ToolResultBlock(
+            tool_use_id=data["tool_use_id"],
+            content=data.get("content", ""),
+            is_error=bool(data.get("is_error", False)),
+        )
+    raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    return Message(role=data["role"], content=tuple(block_from_dict(b) for b in data["content"]))
+
+
+def text_of(message: Message) -> str:
+    """The concatenated text blocks of a message."""
+    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))

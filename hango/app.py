@@ -1,0 +1,61 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask, Response
+
+from hango import authz
+from hango.api import HangoApi, init_errors
+from hango.config import Config, load_config
+from hango.db import db, migrate
+from hango.tenancy import load_principal
+
+
+class MissingDatabaseUrl(RuntimeError):
+    """The app was created without a database URL."""
+
+
+def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
+    """Build the hango WSGI app from defaults, ``HANGO_*`` variables and ``config``."""
+    cfg = config if isinstance(config, Config) else load_config(overrides=config)
+    if not cfg.database_url:
+        raise MissingDatabaseUrl("HANGO_DATABASE_URL is not set: start hango with `hango serve`")
+    app = Flask(__name__, root_path=str(cfg.data_dir.parent), static_folder=None)
+    app.config.update(
+        HANGO=cfg,
+        MAX_CONTENT_LENGTH=cfg.max_body_bytes,
+        API_TITLE="hango",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+    )
+    app.json.sort_keys = False
+    db.init_app(app, cfg.database_url)
+    if cfg.check_schema:
+        migrate.check_current(app.extensions["hango.engine"])
+    init_errors(app)
+    _register_blueprints(app, HangoApi(app))
+    app.before_request(load_principal)
+    app.before_request(authz.enforce)
+    app.after_request(_commit)
+    return app
+
+
+def _register_blueprints(app: Flask, api: HangoApi) -> None:
+    from blueprints import API_BLUEPRINTS, PLAIN_BLUEPRINTS
+
+    for blueprint in API_BLUEPRINTS:
+        api.register_blueprint(blueprint)
+    for blueprint in PLAIN_BLUEPRINTS:
+        app.register_blueprint(blueprint)
+
+
+def _commit(response: Response) -> Response:
+    """Commit the request's work when it succeeded; teardown rolls back everything else."""
+    if response.status_code < 400:
+        db.commit()
+    return response

@@ -1,0 +1,29 @@
+"""The closed set of audit actions; the ``audit_log`` check constraint enforces the same set."""
+
+from __future__ import annotations
+
+ACTIONS: tuple[str, ...] = (
+    "tenant.bootstrap",
+    "tenant.update",
+    "member.create",
+    "member.delete",
+    "api_key.create",
+    "api_key.update",
+    "api_key.delete",
+    "agent.create",
+    "agent.update",
+    "agent.delete",
+    "memory.put",
+    "memory.delete",
+    "skill.create",
+    "skill.update",
+    "skill.delete",
+    "session.create",
+    "session.delete",
+    "run.create",
+)
+
+
+def is_action(action: str) -> bool:
+    """True when ``action`` belongs to the closed set."""
+    return action in ACTIONS

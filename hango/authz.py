@@ -1,0 +1,131 @@
+"""The authorization table: one row per route, and the hook that enforces it.
+
+Rules, from most open to most closed:
+
+- ``public``: no key (probes, the OpenAPI document, the admin page shell).
+- ``tenant``: any key of the tenant.
+- ``admin``: the tenant's owners and admins.
+- ``agent:read``: an agent of the tenant (every role may read every agent).
+- ``agent:write``: owners and admins, or a member who owns the agent.
+- ``session``: owners and admins, or the member who owns the session.
+- ``run``: as ``session``, for the run's session.
+- ``api_key``: owners and admins, or the member the key belongs to.
+- ``member:admin``: owners and admins, on a member of the tenant.
+
+Whatever a caller may not see is 404, never 403: existence is not leaked.
+The loaded object is kept on ``g`` (``g.agent``, ``g.session``, ``g.run``,
+``g.api_key``) so views do not load it twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from flask import g, request
+
+from hango import tenancy
+from hango.errors import NotFound
+
+AGENT = "/v1/agents/<uuid:agent_id>"
+SESSION = "/v1/sessions/<uuid:session_id>"
+
+TABLE: dict[tuple[str, str], str] = {
+    ("GET", "/healthz"): "public",
+    ("GET", "/readyz"): "public",
+    ("GET", "/openapi.json"): "public",
+    ("GET", "/v1/me"): "tenant",
+    ("GET", "/v1/members"): "tenant",
+    ("POST", "/v1/members"): "admin",
+    ("DELETE", "/v1/members/<uuid:user_id>"): "member:admin",
+    ("GET", "/v1/api-keys"): "tenant",
+    ("POST", "/v1/api-keys"): "tenant",
+    ("PATCH", "/v1/api-keys/<uuid:key_id>"): "api_key",
+    ("DELETE", "/v1/api-keys/<uuid:key_id>"): "api_key",
+    ("GET", "/v1/tenant"): "tenant",
+    ("PATCH", "/v1/tenant"): "admin",
+    ("GET", "/v1/agents"): "tenant",
+    ("POST", "/v1/agents"): "tenant",
+    ("GET", AGENT): "agent:read",
+    ("PATCH", AGENT): "agent:write",
+    ("DELETE", AGENT): "agent:write",
+    ("GET", f"{AGENT}/memory"): "agent:read",
+    ("GET", f"{AGENT}/memory/<path:path>"): "agent:read",
+    ("PUT", f"{AGENT}/memory/<path:path>"): "agent:write",
+    ("DELETE", f"{AGENT}/memory/<path:path>"): "agent:write",
+    ("GET", f"{AGENT}/skills"): "agent:read",
+    ("POST", f"{AGENT}/skills"): "agent:write",
+    ("GET", f"{AGENT}/skills/<string:name>"): "agent:read",
+    ("PUT", f"{AGENT}/skills/<string:name>"): "agent:write",
+    ("DELETE", f"{AGENT}/skills/<string:name>"): "agent:write",
+    ("GET", "/v1/sessions"): "tenant",
+    ("POST", "/v1/sessions"): "tenant",
+    ("GET", SESSION): "session",
+    ("DELETE", SESSION): "session",
+    ("GET", f"{SESSION}/messages"): "session",
+    ("POST", f"{SESSION}/messages"): "session",
+    ("GET", f"{SESSION}/runs"): "session",
+    ("GET", "/v1/runs/<uuid:run_id>"): "run",
+    ("GET", "/v1/usage"): "tenant",
+    ("GET", "/v1/audit"): "admin",
+}
+
+
+def rule_for(method: str, path_rule: str) -> str | None:
+    """The rule of one route, or None when the table has no row for it."""
+    method = "GET" if method == "HEAD" else method
+    return TABLE.get((method, path_rule))
+
+
+def is_public(method: str, path_rule: str | None) -> bool:
+    """True for routes that take no key (and for CORS pre-flight and unknown routes' 404s)."""
+    if method == "OPTIONS" or path_rule is None:
+        return not request.path.startswith("/v1/")
+    return rule_for(method, path_rule) == "public" or not path_rule.startswith("/v1/")
+
+
+def enforce() -> None:
+    """Apply the current route's rule; an unlisted ``/v1`` route fails closed with 404."""
+    if request.url_rule is None or request.method == "OPTIONS":
+        return
+    rule = rule_for(request.method, request.url_rule.rule)
+    if rule in ("public", "tenant"):
+        return
+    who = tenancy.principal()
+    store = tenancy.store()
+    args = request.view_args or {}
+    if rule == "admin":
+        _require(who.is_admin)
+    elif rule in ("agent:read", "agent:write"):
+        g.agent = _found(store.agents.get(args["agent_id"]))
+        _require(rule == "agent:read" or who.is_admin or g.agent.owner_id == who.user_id)
+    elif rule == "session":
+        g.session = _found(store.sessions.get(args["session_id"]))
+        _require(who.is_admin or g.session.owner_id == who.user_id)
+    elif rule == "run":
+        g.run = _found(store.runs.get(args["run_id"]))
+        g.session = _found(store.sessions.get(g.run.session_id))
+        _require(who.is_admin or g.session.owner_id == who.user_id)
+    elif rule == "api_key":
+        g.api_key = _found(store.api_keys.get(args["key_id"]))
+        _require(who.is_admin or g.api_key.user_id == who.user_id)
+    elif rule == "member:admin":
+        _require(who.is_admin)
+    else:
+        raise NotFound()
+
+
+def _found(row):
+    if row is None:
+        raise NotFound()
+    return row
+
+
+def _require(allowed: bool) -> None:
+    if not allowed:
+        raise NotFound()
+
+
+def owns(owner_id: uuid.UUID) -> bool:
+    """True when the caller may change an object owned by ``owner_id``."""
+    who = tenancy.principal()
+    return who.is_admin or owner_id == who.user_id

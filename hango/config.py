@@ -1,0 +1,85 @@
+"""Typed configuration: code defaults, then ``HANGO_*`` environment, then a mapping from tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Config:
+    database_url: str | None = None
+    data_dir: Path = REPO_ROOT / ".hango"
+    max_body_bytes: int = 2 * 1024 * 1024
+    run_timeout: float = 300.0
+    context_try_timeout: float = 120.0
+    token_count_timeout: float = 5.0
+    compact_trigger: float = 0.8
+    max_turns: int = 12
+    default_rate_limit: int = 600
+    anthropic_base_url: str | None = None
+    anthropic_api_key: str | None = None
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    otlp_endpoint: str | None = None
+    check_schema: bool = True
+
+    @property
+    def worker_timeout(self) -> int:
+        """Gunicorn's worker timeout: above both the run and the try deadline."""
+        return int(max(self.run_timeout, self.context_try_timeout)) + 30
+
+
+_ENV = {
+    "database_url": "HANGO_DATABASE_URL",
+    "data_dir": "HANGO_DATA_DIR",
+    "max_body_bytes": "HANGO_MAX_BODY_BYTES",
+    "run_timeout": "HANGO_RUN_TIMEOUT",
+    "context_try_timeout": "HANGO_CONTEXT_TRY_TIMEOUT",
+    "token_count_timeout": "HANGO_TOKEN_COUNT_TIMEOUT",
+    "compact_trigger": "HANGO_COMPACT_TRIGGER",
+    "max_turns": "HANGO_MAX_TURNS",
+    "default_rate_limit": "HANGO_DEFAULT_RATE_LIMIT",
+    "anthropic_base_url": "HANGO_ANTHROPIC_BASE_URL",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "openai_base_url": "HANGO_OPENAI_BASE_URL",
+    "openai_api_key": "OPENAI_API_KEY",
+    "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+}
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be parsed."""
+
+
+def _parse(name: str, kind: Any, raw: str) -> Any:
+    try:
+        if kind in ("int", int):
+            return int(raw)
+        if kind in ("float", float):
+            return float(raw)
+        if kind in ("Path", Path):
+            return Path(raw).expanduser().resolve()
+        if kind in ("bool", bool):
+            return raw.strip().lower() in ("1", "true", "yes", "on")
+    except ValueError as exc:
+        raise ConfigError(f"{_ENV.get(name, name)}={raw!r} is not a valid {kind}") from exc
+    return raw or None
+
+
+def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None) -> Config:
+    """Build the configuration from defaults, the environment and explicit overrides."""
+    env = os.environ if env is None else env
+    kinds = {f.name: f.type for f in fields(Config)}
+    values: dict[str, Any] = {}
+    for name, var in _ENV.items():
+        if env.get(var):
+            kind = str(kinds[name]).split(" | ")[0]
+            values[name] = _parse(name, kind, env[var])
+    config = replace(Config(), **values)
+    return replace(config, **dict(overrides or {}))

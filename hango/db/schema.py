@@ -1,0 +1,209 @@
+"""Table definitions for queries (SQLAlchemy Core). The schema itself is owned by the migrations."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+
+metadata = sa.MetaData()
+
+
+def _id() -> sa.Column:
+    return sa.Column("id", UUID(as_uuid=True), primary_key=True)
+
+
+def _tenant() -> sa.Column:
+    return sa.Column("tenant_id", UUID(as_uuid=True), nullable=False)
+
+
+def _created() -> sa.Column:
+    return sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False)
+
+
+tenants = sa.Table(
+    "tenants",
+    metadata,
+    _id(),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("slug", sa.Text, nullable=False),
+    sa.Column("trace_llm_content", sa.Boolean, nullable=False),
+    sa.Column("token_quota", sa.BigInteger),
+    _created(),
+)
+
+users = sa.Table(
+    "users",
+    metadata,
+    _id(),
+    sa.Column("email", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    _created(),
+)
+
+memberships = sa.Table(
+    "memberships",
+    metadata,
+    _tenant(),
+    sa.Column("user_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("role", sa.Text, nullable=False),
+    _created(),
+)
+
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("user_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("prefix", sa.Text, nullable=False),
+    sa.Column("key_hash", sa.Text, nullable=False),
+    sa.Column("rate_limit_per_minute", sa.Integer, nullable=False),
+    _created(),
+    sa.Column("last_used_at", sa.DateTime(timezone=True)),
+    sa.Column("revoked_at", sa.DateTime(timezone=True)),
+)
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("owner_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("model", sa.Text, nullable=False),
+    sa.Column("system_prompt", sa.Text, nullable=False),
+    sa.Column("tools", JSONB, nullable=False),
+    sa.Column("settings", JSONB, nullable=False),
+    sa.Column("context_window", sa.Integer, nullable=False),
+    _created(),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("agent_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("owner_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("todos", JSONB, nullable=False),
+    _created(),
+)
+
+messages = sa.Table(
+    "messages",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("session_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("role", sa.Text, nullable=False),
+    sa.Column("content", JSONB, nullable=False),
+    sa.Column("run_id", UUID(as_uuid=True)),
+    _created(),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("session_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("stop_reason", sa.Text),
+    sa.Column("error", JSONB),
+    sa.Column("idempotency_key", sa.Text),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished_at", sa.DateTime(timezone=True)),
+)
+
+session_summaries = sa.Table(
+    "session_summaries",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("session_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("through_seq", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    _created(),
+)
+
+session_files = sa.Table(
+    "session_files",
+    metadata,
+    _tenant(),
+    sa.Column("session_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("path", sa.Text, nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+memory_files = sa.Table(
+    "memory_files",
+    metadata,
+    _tenant(),
+    sa.Column("agent_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("path", sa.Text, nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+skills = sa.Table(
+    "skills",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("agent_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("allowed_tools", ARRAY(sa.Text), nullable=False),
+    _created(),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+usage_records = sa.Table(
+    "usage_records",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("api_key_id", UUID(as_uuid=True)),
+    sa.Column("user_id", UUID(as_uuid=True)),
+    sa.Column("agent_id", UUID(as_uuid=True)),
+    sa.Column("session_id", UUID(as_uuid=True)),
+    sa.Column("run_id", UUID(as_uuid=True)),
+    sa.Column("purpose", sa.Text, nullable=False),
+    sa.Column("provider", sa.Text, nullable=False),
+    sa.Column("model", sa.Text, nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False),
+    sa.Column("output_tokens", sa.Integer, nullable=False),
+    sa.Column("cache_read_tokens", sa.Integer, nullable=False),
+    sa.Column("cache_write_tokens", sa.Integer, nullable=False),
+    _created(),
+)
+
+audit_log = sa.Table(
+    "audit_log",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("actor_user_id", UUID(as_uuid=True)),
+    sa.Column("api_key_id", UUID(as_uuid=True)),
+    sa.Column("action", sa.Text, nullable=False),
+    sa.Column("object_type", sa.Text, nullable=False),
+    sa.Column("object_id", sa.Text),
+    sa.Column("detail", JSONB, nullable=False),
+    _created(),
+)
+
+rate_limit_windows = sa.Table(
+    "rate_limit_windows",
+    metadata,
+    sa.Column("api_key_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("window_start", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("count", sa.Integer, nullable=False),
+)
+
+TENANT_TABLES: tuple[str, ...] = tuple(t.name for t in metadata.sorted_tables if "tenant_id" in t.c)

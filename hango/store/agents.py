@@ -1,0 +1,35 @@
+"""Queries on ``agents``."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from hango.db.schema import agents
+from hango.store.base import Scoped, new_id
+from hango.store.pages import Page, page
+
+
+class Agents(Scoped):
+    table = agents
+
+    def get(self, agent_id: uuid.UUID) -> sa.Row | None:
+        return self.conn.execute(self.select(agents.c.id == agent_id)).first()
+
+    def lock(self, agent_id: uuid.UUID) -> sa.Row | None:
+        """The agent row, locked until the transaction ends (serializes concurrent writers)."""
+        return self.conn.execute(self.select(agents.c.id == agent_id).with_for_update()).first()
+
+    def page(self, cursor: str | None, limit: int) -> Page:
+        return page(self.conn, self.select(), agents, cursor, limit)
+
+    def create(self, owner_id: uuid.UUID, **fields: Any) -> sa.Row:
+        return self.insert_row(id=new_id(), owner_id=owner_id, updated_at=sa.func.now(), **fields)
+
+    def update(self, agent_id: uuid.UUID, **fields: Any) -> sa.Row | None:
+        return self.update_rows([agents.c.id == agent_id], updated_at=sa.func.now(), **fields)
+
+    def delete(self, agent_id: uuid.UUID) -> bool:
+        return self.delete_rows(agents.c.id == agent_id) == 1

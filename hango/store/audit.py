@@ -1,0 +1,39 @@
+"""Queries on ``audit_log``."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from hango.audit import is_action
+from hango.db.schema import audit_log
+from hango.store.base import Scoped, new_id
+
+
+class Audit(Scoped):
+    table = audit_log
+
+    def record(
+        self,
+        action: str,
+        object_type: str,
+        object_id: Any,
+        *,
+        actor_user_id: uuid.UUID | None,
+        api_key_id: uuid.UUID | None,
+        detail: dict[str, Any] | None = None,
+    ) -> sa.Row:
+        """Write one audit row in the caller's transaction; ``detail`` holds no secrets or content."""
+        if not is_action(action):
+            raise ValueError(f"unknown audit action {action!r}")
+        return self.insert_row(
+            id=new_id(),
+            actor_user_id=actor_user_id,
+            api_key_id=api_key_id,
+            action=action,
+            object_type=object_type,
+            object_id=None if object_id is None else str(object_id),
+            detail=detail or {},
+        )

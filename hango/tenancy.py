@@ -1,0 +1,45 @@
+"""Per-request identity: the API key's principal and the tenant store built from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import g, request
+
+from hango.auth import Principal, authenticate, key_from_header
+from hango.db import db
+from hango.store import TenantStore
+
+
+def load_principal() -> None:
+    """Authenticate a ``/v1`` request and scope its store to the key's tenant.
+
+    The key's bookkeeping (``last_used_at``) commits on its own, so it holds
+    even when the request itself fails and rolls back.
+    """
+    if not request.path.startswith("/v1/") or request.method == "OPTIONS":
+        return
+    conn = db.connection()
+    principal = authenticate(conn, key_from_header(request.headers.get("Authorization")))
+    conn.commit()
+    conn.begin()
+    g.principal = principal
+    g.store = TenantStore(conn, principal.tenant_id)
+
+
+def principal() -> Principal:
+    """The caller of this request."""
+    return g.principal
+
+
+def store() -> TenantStore:
+    """This request's tenant store."""
+    return g.store
+
+
+def audit(action: str, object_type: str, object_id: Any, detail: dict[str, Any] | None = None) -> None:
+    """Record one audit row for the caller, in the request's transaction."""
+    who = principal()
+    store().audit.record(
+        action, object_type, object_id, actor_user_id=who.user_id, api_key_id=who.api_key_id, detail=detail
+    )

@@ -1,0 +1,113 @@
+"""Fixtures: a throwaway embedded PostgreSQL, the app, and tenants with keys per role."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from hango.app import create_app
+from hango.cli.admin import create_principal
+from hango.db import make_engine, migrate
+from hango.db.embedded import EmbeddedPostgres
+from hango.db.schema import metadata
+from tests.support.clients import As, Tenant
+
+TEST_RATE_LIMIT = 100_000
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    """A migrated PostgreSQL: ``HANGO_TEST_DATABASE_URL``, or an embedded one in a temp folder."""
+    url = os.environ.get("HANGO_TEST_DATABASE_URL")
+    if url:
+        yield url
+        return
+    # /tmp, not pytest's 0700 tmp_path: PostgreSQL's service user must reach the data folder.
+    data_dir = Path(tempfile.mkdtemp(prefix="hango-test-", dir="/tmp"))
+    data_dir.chmod(0o755)
+    server = EmbeddedPostgres(data_dir, durable=False)
+    url = server.acquire()
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    yield url
+    server.release()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[sa.Engine]:
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def clean_db(engine: sa.Engine) -> Iterator[None]:
+    """Empty every table after the test."""
+    yield
+    names = ", ".join(t.name for t in metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"truncate {names} cascade"))
+
+
+@pytest.fixture(scope="session")
+def session_app(database_url: str) -> Flask:
+    return create_app({"database_url": database_url})
+
+
+@pytest.fixture
+def app(session_app: Flask, clean_db: None) -> Flask:
+    return session_app
+
+
+@pytest.fixture
+def make_app(database_url: str, clean_db: None):
+    """Build an app with configuration overrides."""
+
+    def build(**overrides) -> Flask:
+        return create_app({"database_url": database_url, **overrides})
+
+    return build
+
+
+@pytest.fixture
+def client(app: Flask):
+    return app.test_client()
+
+
+def _principal(engine: sa.Engine, client, tenant: str, email: str, role: str) -> As:
+    with engine.begin() as conn:
+        made = create_principal(conn, tenant, email, role, TEST_RATE_LIMIT)
+    return As(client, made["api_key"], made["tenant_id"], made["user_id"], role)
+
+
+def _tenant(engine: sa.Engine, client, name: str) -> Tenant:
+    slug = name.lower()
+    owner = _principal(engine, client, name, f"owner@{slug}.test", "owner")
+    return Tenant(
+        id=owner.tenant_id,
+        owner=owner,
+        admin=_principal(engine, client, name, f"admin@{slug}.test", "admin"),
+        member=_principal(engine, client, name, f"member@{slug}.test", "member"),
+        member2=_principal(engine, client, name, f"member2@{slug}.test", "member"),
+    )
+
+
+@pytest.fixture
+def acme(engine: sa.Engine, client) -> Tenant:
+    """Tenant A: owner, admin and two members."""
+    return _tenant(engine, client, "Acme")
+
+
+@pytest.fixture
+def globex(engine: sa.Engine, client) -> Tenant:
+    """Tenant B, for isolation cases."""
+    return _tenant(engine, client, "Globex")

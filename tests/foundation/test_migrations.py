@@ -1,0 +1,125 @@
+"""Migrations: a full round trip on a fresh database, and every check constraint holds."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from hango.db import make_engine, migrate
+from hango.db.schema import metadata
+
+
+def _tables(engine: sa.Engine) -> set[str]:
+    return set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def test_upgrade_downgrade_to_base_and_upgrade_again(fresh_url):
+    engine = make_engine(fresh_url)
+    try:
+        migrate.upgrade(engine)
+        assert _tables(engine) == {t.name for t in metadata.sorted_tables}
+        migrate.check_current(engine)
+        migrate.downgrade(engine, "base")
+        assert _tables(engine) == set()
+        with pytest.raises(migrate.SchemaNotCurrent, match="hango db upgrade"):
+            migrate.check_current(engine)
+        migrate.upgrade(engine)
+        assert _tables(engine) == {t.name for t in metadata.sorted_tables}
+    finally:
+        engine.dispose()
+
+
+def test_schema_definitions_match_the_migrated_columns(engine):
+    inspector = sa.inspect(engine)
+    for table in metadata.sorted_tables:
+        migrated = {c["name"] for c in inspector.get_columns(table.name)}
+        assert set(table.c.keys()) == migrated, table.name
+
+
+T, T2, U, A, S, R = (uuid.UUID(int=i) for i in range(1, 7))
+
+BASE_ROWS = [
+    f"insert into tenants (id, name, slug) values ('{T}', 'T', 't'), ('{T2}', 'T2', 't2')",
+    f"insert into users (id, email) values ('{U}', 'u@x.io')",
+    f"insert into memberships (tenant_id, user_id, role) values ('{T}', '{U}', 'owner')",
+    f"insert into agents (id, tenant_id, owner_id, name, model) values ('{A}', '{T}', '{U}', 'a', 'offline/echo')",
+    f"insert into sessions (id, tenant_id, agent_id, owner_id) values ('{S}', '{T}', '{A}', '{U}')",
+    f"insert into runs (id, tenant_id, session_id, status) values ('{R}', '{T}', '{S}', 'running')",
+    f"insert into messages (id, tenant_id, session_id, seq, role, content) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 1, 'user', '[]')",
+]
+
+BAD_ROWS = {
+    "membership role": f"insert into memberships (tenant_id, user_id, role) values ('{T2}', '{U}', 'boss')",
+    "tenant slug": "insert into tenants (id, name, slug) values (gen_random_uuid(), 'x', 'Bad Slug')",
+    "negative quota": "insert into tenants (id, name, slug, token_quota) values (gen_random_uuid(), 'x', 'q', -1)",
+    "user email": "insert into users (id, email) values (gen_random_uuid(), 'no-at-sign')",
+    "key rate limit": f"insert into api_keys (id, tenant_id, user_id, prefix, key_hash, rate_limit_per_minute) "
+    f"values (gen_random_uuid(), '{T}', '{U}', 'p', 'h', 0)",
+    "key of a non-member": f"insert into api_keys (id, tenant_id, user_id, prefix, key_hash) "
+    f"values (gen_random_uuid(), '{T2}', '{U}', 'p2', 'h')",
+    "agent model": f"insert into agents (id, tenant_id, owner_id, name, model) "
+    f"values (gen_random_uuid(), '{T}', '{U}', 'a', 'nomodel')",
+    "agent window": f"insert into agents (id, tenant_id, owner_id, name, model, context_window) "
+    f"values (gen_random_uuid(), '{T}', '{U}', 'a', 'offline/echo', 0)",
+    "agent tools type": f"insert into agents (id, tenant_id, owner_id, name, model, tools) "
+    f"values (gen_random_uuid(), '{T}', '{U}', 'a', 'offline/echo', '{{}}')",
+    "session on another tenant's agent": f"insert into sessions (id, tenant_id, agent_id, owner_id) "
+    f"values (gen_random_uuid(), '{T2}', '{A}', '{U}')",
+    "message role": f"insert into messages (id, tenant_id, session_id, seq, role, content) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 2, 'system', '[]')",
+    "message seq": f"insert into messages (id, tenant_id, session_id, seq, role, content) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 0, 'user', '[]')",
+    "duplicate seq": f"insert into messages (id, tenant_id, session_id, seq, role, content) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 1, 'user', '[]')",
+    "message content type": f"insert into messages (id, tenant_id, session_id, seq, role, content) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 3, 'user', '{{}}')",
+    "run status": f"insert into runs (id, tenant_id, session_id, status) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 'weird')",
+    "memory path": f"insert into memory_files (tenant_id, agent_id, path, content) "
+    f"values ('{T}', '{A}', '/etc/passwd', '')",
+    "memory path escape": f"insert into memory_files (tenant_id, agent_id, path, content) "
+    f"values ('{T}', '{A}', '/memories/../etc', '')",
+    "session file path": f"insert into session_files (tenant_id, session_id, path, content) "
+    f"values ('{T}', '{S}', 'relative.txt', '')",
+    "skill name": f"insert into skills (id, tenant_id, agent_id, name) values (gen_random_uuid(), '{T}', '{A}', 'Bad Name')",
+    "summary seq": f"insert into session_summaries (id, tenant_id, session_id, through_seq, text) "
+    f"values (gen_random_uuid(), '{T}', '{S}', 0, 's')",
+    "usage purpose": f"insert into usage_records (id, tenant_id, run_id, purpose, provider, model) "
+    f"values (gen_random_uuid(), '{T}', '{R}', 'bogus', 'offline', 'echo')",
+    "usage tokens": f"insert into usage_records (id, tenant_id, run_id, purpose, provider, model, input_tokens) "
+    f"values (gen_random_uuid(), '{T}', '{R}', 'run', 'offline', 'echo', -5)",
+    "audit action": f"insert into audit_log (id, tenant_id, action, object_type) "
+    f"values (gen_random_uuid(), '{T}', 'unknown.action', 'agent')",
+    "rate window of an unknown key": "insert into rate_limit_windows (api_key_id, window_start, count) "
+    "values (gen_random_uuid(), now(), 1)",
+    "skill of another tenant's agent": f"insert into skills (id, tenant_id, agent_id, name) "
+    f"values (gen_random_uuid(), '{T2}', '{A}', 'ok')",
+}
+
+
+@pytest.fixture
+def base_rows(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection holding one row per table in an open transaction, rolled back afterwards."""
+    with engine.connect() as conn:
+        transaction = conn.begin()
+        for statement in BASE_ROWS:
+            conn.execute(sa.text(statement))
+        yield conn
+        transaction.rollback()
+
+
+def test_the_base_rows_are_valid(base_rows):
+    assert base_rows.execute(sa.text("select count(*) from messages")).scalar() == 1
+
+
+@pytest.mark.parametrize("statement", BAD_ROWS.values(), ids=BAD_ROWS.keys())
+def test_every_constraint_rejects_a_bad_row(base_rows, statement):
+    savepoint = base_rows.begin_nested()
+    with pytest.raises(IntegrityError):
+        base_rows.execute(sa.text(statement))
+    savepoint.rollback()

@@ -1,0 +1,64 @@
+"""The README's run command, from a clean clone, as a new user would run it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from hango.config import REPO_ROOT
+from tests.support.net import free_port, wait_until
+
+
+def _readme_run_command() -> str:
+    """The first command in the README's first shell block."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    block = re.search(r"```(?:sh|bash)\n(.*?)```", readme, re.S).group(1)
+    return block.strip().splitlines()[0].split("#")[0].strip()
+
+
+def _postgres_processes(data_dir: Path) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in ps.splitlines() if str(data_dir) in line and "postgres" in line]
+
+
+@pytest.mark.server
+def test_run_command_from_a_clean_clone_serves_and_stops_cleanly():
+    workdir = Path(tempfile.mkdtemp(prefix="hango-clone-", dir="/tmp"))
+    workdir.chmod(0o755)
+    clone = workdir / "hango"
+    subprocess.run(["git", "clone", "-q", str(REPO_ROOT), str(clone)], check=True)
+    port = free_port()
+    env = {**os.environ, "HANGO_PORT": str(port), "PYTHON": shutil.which("python3")}
+    env.pop("HANGO_DATABASE_URL", None)
+    env.pop("HANGO_DATA_DIR", None)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        _readme_run_command(),
+        shell=True,
+        cwd=clone,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until(lambda: requests.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200, 600)
+        print(f"cold start of the run command: {time.monotonic() - started:.1f} s")
+        assert _postgres_processes(clone / ".hango")
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        output = proc.communicate(timeout=60)[0]
+    assert re.search(rf"URL:\s+http://127\.0\.0\.1:{port}", output), output
+    assert re.search(r"owner key:\s+hgo_\w+", output), output
+    assert _postgres_processes(clone / ".hango") == []
+    shutil.rmtree(workdir, ignore_errors=True)
