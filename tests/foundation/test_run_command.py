@@ -25,9 +25,16 @@ def _readme_run_command() -> str:
     return block.strip().splitlines()[0].split("#")[0].strip()
 
 
-def _postgres_processes(data_dir: Path) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    return [line for line in ps.splitlines() if str(data_dir) in line and "postgres" in line]
+def _postmaster_pid(data_dir: Path) -> int:
+    return int((data_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") == -1
 
 
 @pytest.mark.server
@@ -54,11 +61,13 @@ def test_run_command_from_a_clean_clone_serves_and_stops_cleanly():
     try:
         wait_until(lambda: requests.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200, 600)
         print(f"cold start of the run command: {time.monotonic() - started:.1f} s")
-        assert _postgres_processes(clone / ".hango")
+        postmaster = _postmaster_pid(clone / ".hango")
+        assert _alive(postmaster)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         output = proc.communicate(timeout=60)[0]
     assert re.search(rf"URL:\s+http://127\.0\.0\.1:{port}", output), output
     assert re.search(r"owner key:\s+hgo_\w+", output), output
-    assert _postgres_processes(clone / ".hango") == []
+    assert not _alive(postmaster), "the embedded PostgreSQL outlived the run command"
+    assert not (clone / ".hango" / "pgdata" / "postmaster.pid").exists()
     shutil.rmtree(workdir, ignore_errors=True)
