@@ -1,0 +1,131 @@
+"""The ``anthropic`` provider: the Messages API through the official SDK, with a token counter.
+
+The canonical types are shaped like this API, so the conversion is mostly
+direct. What it adds: ``cache_control`` breakpoints on the system blocks and
+messages that ask for one, consecutive same-role messages merged (the API
+rejects them), and blank text blocks dropped (the API rejects those too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from hango.agent.types import (
+    Message,
+    Request,
+    Response,
+    TextBlock,
+    ToolUseBlock,
+    Usage,
+    block_to_dict,
+)
+from hango.providers import ProviderSettings, merge_same_role
+from hango.providers.errors import ProviderError, sdk_errors
+
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+class AnthropicProvider:
+    """Calls ``POST /v1/messages`` and ``/v1/messages/count_tokens``."""
+
+    name = "anthropic"
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        self._client: anthropic.Anthropic | None = None
+        if settings.anthropic_api_key:
+            # The key comes from hango's config only: passing it stops the SDK from
+            # searching the environment and profile files. Retries are the caller's
+            # choice, and hango writes its own spans (content only when the tenant allows).
+            self._client = anthropic.Anthropic(
+                api_key=settings.anthropic_api_key,
+                base_url=settings.anthropic_base_url,
+                timeout=settings.timeout,
+                max_retries=0,
+                open_telemetry=False,
+            )
+
+    def complete(self, request: Request, *, timeout: float | None = None) -> Response:
+        """Send ``request`` to the Messages API and return the canonical answer."""
+        client = self._sdk()
+        with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key):
+            answer = client.messages.create(
+                **request_payload(request), max_tokens=request.max_tokens, timeout=self._timeout(timeout)
+            )
+            return parse_message(answer)
+
+    def count_tokens(self, request: Request, *, timeout: float | None = None) -> int | None:
+        """The API's count of the input tokens ``request`` would use."""
+        client = self._sdk()
+        with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key):
+            counted = client.messages.count_tokens(**request_payload(request), timeout=self._timeout(timeout))
+            return int(counted.input_tokens)
+
+    def close(self) -> None:
+        """Close the SDK client's connections."""
+        if self._client is not None:
+            self._client.close()
+
+    def _sdk(self) -> anthropic.Anthropic:
+        if self._client is None:
+            raise ProviderError(
+                "no Anthropic API key is configured (ANTHROPIC_API_KEY)", {"provider": self.name}
+            )
+        return self._client
+
+    def _timeout(self, timeout: float | None) -> float:
+        return self._settings.timeout if timeout is None else timeout
+
+
+def request_payload(request: Request) -> dict[str, Any]:
+    """The ``messages.create`` / ``count_tokens`` arguments for ``request`` (``max_tokens`` aside)."""
+    payload: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_wire_message(m) for m in merge_same_role(request.messages)],
+    }
+    if request.system:
+        payload["system"] = [
+            _cached({"type": "text", "text": b.text}, b.cache_control) for b in request.system
+        ]
+    if request.tools:
+        payload["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    return payload
+
+
+def _wire_message(message: Message) -> dict[str, Any]:
+    blocks = [
+        block_to_dict(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
+    ]
+    if blocks and message.cache_control:
+        blocks[-1] = _cached(blocks[-1], True)
+    return {"role": message.role, "content": blocks}
+
+
+def _cached(block: dict[str, Any], cache_control: bool) -> dict[str, Any]:
+    return {**block, "cache_control": _EPHEMERAL} if cache_control else block
+
+
+def parse_message(answer: anthropic.types.Message) -> Response:
+    """The canonical response for a Messages API answer (blocks other than text and tool_use are left out)."""
+    content: list[TextBlock | ToolUseBlock] = []
+    for block in answer.content:
+        if block.type == "text":
+            content.append(TextBlock(block.text))
+        elif block.type == "tool_use":
+            content.append(ToolUseBlock(block.id, block.name, dict(block.input)))
+    usage = answer.usage
+    return Response(
+        message=Message("assistant", tuple(content)),
+        stop_reason=answer.stop_reason or "end_turn",
+        usage=Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        ),
+    )

@@ -1,0 +1,89 @@
+"""Provider failures as domain exceptions, free of Flask and of any SDK's types.
+
+The hierarchy (``HangoError`` and ``BadGateway`` are in ``hango.errors``, whose
+status and code the API's one error handler turns into the JSON envelope)::
+
+    HangoError
+     └── BadGateway                 502 provider_error
+          └── ProviderError         a model call failed: HTTP error, refused
+               │                    connection, unreadable answer (502)
+               └── ProviderTimeout  no answer within the call's timeout
+                                    (504 provider_timeout)
+
+``details`` is a JSON-safe dict for the error envelope, e.g.
+``{"provider": "anthropic", "status": 400, "provider_message": "..."}``. It never
+holds the API key: ``sdk_errors`` redacts the key from whatever the provider said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+from hango.errors import BadGateway, GatewayTimeout
+
+_MESSAGE_LIMIT = 500
+_REDACTED = "[redacted]"
+
+
+class ProviderError(BadGateway):
+    """A model provider call failed."""
+
+    details: dict[str, Any]
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message, details=dict(details or {}))
+
+
+class ProviderTimeout(ProviderError):
+    """A model provider did not answer within the call's timeout."""
+
+    status, code = GatewayTimeout.status, GatewayTimeout.code
+
+
+def provider_message(body: object) -> str | None:
+    """The human-readable message of an error body, in the Anthropic or the OpenAI shape."""
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return error["message"]
+        return None
+    if isinstance(body, str) and body.strip():
+        return body.strip()
+    return None
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` without ``secret`` in it, cut to a length fit for an error envelope."""
+    if secret:
+        text = text.replace(secret, _REDACTED)
+    return text[:_MESSAGE_LIMIT]
+
+
+@contextmanager
+def sdk_errors(provider: str, sdk: ModuleType, secret: str | None) -> Iterator[None]:
+    """Turn the errors of an official SDK (``anthropic`` or ``openai``) into ``ProviderError``.
+
+    Both SDKs share the names used here: ``APITimeoutError``, ``APIStatusError``
+    and their base ``APIError``. An answer the adapter cannot read (a body that is
+    not JSON, or JSON without the documented fields) is a provider failure too:
+    the SDKs do not validate answers, so it surfaces as a ``ValueError``,
+    ``TypeError``, ``AttributeError`` or ``KeyError`` from decoding or converting it.
+    """
+    try:
+        yield
+    except sdk.APITimeoutError as exc:
+        raise ProviderTimeout(f"{provider} did not answer in time", {"provider": provider}) from exc
+    except sdk.APIStatusError as exc:
+        details: dict[str, Any] = {"provider": provider, "status": exc.status_code}
+        message = provider_message(exc.body)
+        if message is not None:
+            details["provider_message"] = redact(message, secret)
+        raise ProviderError(f"{provider} answered HTTP {exc.status_code}", details) from exc
+    except sdk.APIError as exc:
+        details = {"provider": provider, "provider_message": redact(exc.message, secret)}
+        raise ProviderError(f"{provider} call failed", details) from exc
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise ProviderError(f"{provider} sent an unreadable answer", {"provider": provider}) from exc
