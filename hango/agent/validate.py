@@ -1,0 +1,113 @@
+"""The history validator: the pairing rules a message history must keep to be sent.
+
+A history is valid when it has a user message, starts with one, every
+``tool_use`` is answered by a ``tool_result`` with its id in the **next**
+message, every ``tool_result`` answers a ``tool_use`` of the message **before**,
+``tool_use`` blocks come only from the assistant and ``tool_result`` blocks only
+from the user. Compaction runs it after every cut and only cuts at
+``safe_cut_points``; the context inspector closes override sets under
+``tool_pairs`` and checks the result with ``validate_history``.
+
+Reason codes: ``no_user_message``, ``starts_with_assistant``,
+``unanswered_tool_use``, ``orphan_tool_result``, ``tool_use_from_user``,
+``tool_result_from_assistant``. Everything here is O(total content blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hango.agent.types import Message, ToolResultBlock, ToolUseBlock
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: a reason code, a readable message and the message indexes involved."""
+
+    code: str
+    message: str
+    indexes: tuple[int, ...] = ()
+
+
+def _use_ids(message: Message) -> list[str]:
+    return [b.id for b in message.content if isinstance(b, ToolUseBlock)]
+
+
+def _result_ids(message: Message) -> list[str]:
+    return [b.tool_use_id for b in message.content if isinstance(b, ToolResultBlock)]
+
+
+def _shape_problems(messages: Sequence[Message]) -> list[Problem]:
+    problems = []
+    if not any(m.role == "user" for m in messages):
+        problems.append(Problem("no_user_message", "the history has no user message"))
+    if messages and messages[0].role == "assistant":
+        problems.append(Problem("starts_with_assistant", "the first message is the assistant's", (0,)))
+    return problems
+
+
+def _role_problems(index: int, message: Message, uses: list[str], results: list[str]) -> list[Problem]:
+    if message.role == "user" and uses:
+        return [Problem("tool_use_from_user", f"user message {index} holds tool_use", (index,))]
+    if message.role == "assistant" and results:
+        text = f"assistant message {index} holds tool_result"
+        return [Problem("tool_result_from_assistant", text, (index,))]
+    return []
+
+
+def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[list[str]]) -> list[Problem]:
+    answered = set(results[index + 1]) if index + 1 < len(results) else set()
+    asked = set(uses[index - 1]) if index > 0 else set()
+    problems = []
+    unanswered = [i for i in uses[index] if i not in answered]
+    if unanswered:
+        text = f"tool_use {', '.join(unanswered)} in message {index} is not answered by the next message"
+        problems.append(Problem("unanswered_tool_use", text, (index,)))
+    orphans = [i for i in results[index] if i not in asked]
+    if orphans:
+        text = f"tool_result {', '.join(orphans)} in message {index} answers no tool_use just before it"
+        problems.append(Problem("orphan_tool_result", text, (index,)))
+    return problems
+
+
+def _message_problems(messages: Sequence[Message]) -> list[Problem]:
+    """The problems of single messages, which stay in every suffix that holds the message."""
+    uses = [_use_ids(m) for m in messages]
+    results = [_result_ids(m) for m in messages]
+    problems = []
+    for index, message in enumerate(messages):
+        problems += _role_problems(index, message, uses[index], results[index])
+        problems += _pairing_problems(index, uses, results)
+    return problems
+
+
+def validate_history(messages: Sequence[Message]) -> list[Problem]:
+    """Every rule the history breaks, in message order after the whole-history rules; empty when valid."""
+    return _shape_problems(messages) + _message_problems(messages)
+
+
+def is_valid(messages: Sequence[Message]) -> bool:
+    """Whether the history breaks no rule."""
+    return not validate_history(messages)
+
+
+def tool_pairs(messages: Sequence[Message]) -> dict[int, set[int]]:
+    """Each message index mapped to the indexes of the messages its tool_use/tool_result blocks pair with."""
+    pairs: dict[int, set[int]] = {index: set() for index in range(len(messages))}
+    for index in range(1, len(messages)):
+        if set(_use_ids(messages[index - 1])).intersection(_result_ids(messages[index])):
+            pairs[index - 1].add(index)
+            pairs[index].add(index - 1)
+    return pairs
+
+
+def safe_cut_points(messages: Sequence[Message]) -> list[int]:
+    """The indexes k for which ``messages[k:]`` is a valid history on its own."""
+    # Only cuts after the last message problem can be valid; the suffix must then
+    # open with a user message holding no tool_result (it would answer nothing).
+    broken = [i for p in _message_problems(messages) for i in p.indexes]
+    first = max(broken, default=-1) + 1
+    return [
+        k for k in range(first, len(messages)) if messages[k].role == "user" and not _result_ids(messages[k])
+    ]
