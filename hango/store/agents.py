@@ -33,3 +33,8 @@ class Agents(Scoped):
 
     def delete(self, agent_id: uuid.UUID) -> bool:
         return self.delete_rows(agents.c.id == agent_id) == 1
+
+    def by_name(self, name: str) -> sa.Row | None:
+        """The tenant's oldest agent called ``name``."""
+        query = self.select(agents.c.name == name).order_by(agents.c.created_at, agents.c.id).limit(1)
+        return self.conn.execute(query).first()

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from hango.audit import is_action
 from hango.db.schema import audit_log
 from hango.store.base import Scoped, new_id
+from hango.store.pages import Page, page
 
 
 class Audit(Scoped):
@@ -37,3 +38,8 @@ class Audit(Scoped):
             object_id=None if object_id is None else str(object_id),
             detail=detail or {},
         )
+
+    def page(self, cursor: str | None, limit: int, **filters: str | None) -> Page:
+        """A page of the log, oldest first; ``filters`` match ``action``, ``object_type``, ``object_id``."""
+        conditions = [audit_log.c[name] == value for name, value in filters.items() if value is not None]
+        return page(self.conn, self.select(*conditions), audit_log, cursor, limit)

@@ -1,0 +1,85 @@
+"""An agent's memory files: ``/v1/agents/{id}/memory``, addressed by ``/memories/...`` paths."""
+
+from __future__ import annotations
+
+import uuid
+
+import sqlalchemy as sa
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+
+from blueprints.common import PageArgsSchema, error_response, found, page_of
+from hango import tenancy
+from hango.store.memory_files import MAX_PATH_CHARS, memory_path
+from hango.store.pages import Page
+
+blp = Blueprint(
+    "memory", __name__, url_prefix="/v1/agents/<uuid:agent_id>/memory", description="Agent memory files"
+)
+
+MAX_MEMORY_CHARS = 100_000
+NO_AGENT = "`not_found`: no such agent, or the caller may not change it."
+INVALID_PATH = (
+    f"`invalid_path`: after normalising to `/memories/...`, the path has an empty, `.` or `..` segment,"
+    f" a control character, or more than {MAX_PATH_CHARS} characters."
+)
+
+
+class MemoryEntrySchema(Schema):
+    path = fields.String()
+    chars = fields.Integer(metadata={"description": "the content's length in characters"})
+    updated_at = fields.DateTime()
+
+
+class MemoryFileSchema(Schema):
+    path = fields.String(dump_only=True)
+    content = fields.String(required=True, validate=validate.Length(max=MAX_MEMORY_CHARS))
+    updated_at = fields.DateTime(dump_only=True)
+
+
+MemoryPageSchema = page_of(MemoryEntrySchema, "MemoryPage")
+
+
+def _memory_file(agent_id: uuid.UUID, path: str) -> sa.Row:
+    """The agent's memory file at ``path`` (normalised), or 404."""
+    return found(tenancy.store().memory_files.get(agent_id, memory_path(path)), "memory file")
+
+
+@blp.route("")
+class MemoryList(MethodView):
+    @blp.arguments(PageArgsSchema, location="query")
+    @blp.response(200, MemoryPageSchema)
+    @error_response(blp, 404, "`not_found`: no such agent.")
+    def get(self, args: dict, agent_id: uuid.UUID) -> Page:
+        """List the agent's memory files by path (without their content)."""
+        return tenancy.store().memory_files.page(agent_id, args["cursor"], args["limit"])
+
+
+@blp.route("/<path:path>")
+class MemoryFile(MethodView):
+    @blp.response(200, MemoryFileSchema)
+    @error_response(blp, 404, "`not_found`: no such agent or memory file.")
+    @error_response(blp, 422, INVALID_PATH)
+    def get(self, agent_id: uuid.UUID, path: str) -> sa.Row:
+        """One memory file with its content."""
+        return _memory_file(agent_id, path)
+
+    @blp.arguments(MemoryFileSchema)
+    @blp.response(200, MemoryFileSchema)
+    @error_response(blp, 404, NO_AGENT)
+    @error_response(blp, 422, f"`invalid`: the body is not valid. {INVALID_PATH}")
+    def put(self, body: dict, agent_id: uuid.UUID, path: str) -> sa.Row:
+        """Create or replace a memory file (content up to 100,000 characters)."""
+        row = tenancy.store().memory_files.put(agent_id, memory_path(path), body["content"])
+        tenancy.audit("memory.put", "agent", agent_id, {"path": row.path})
+        return row
+
+    @blp.response(204)
+    @error_response(blp, 404, "`not_found`: no such agent or memory file, or the caller may not change it.")
+    @error_response(blp, 422, INVALID_PATH)
+    def delete(self, agent_id: uuid.UUID, path: str) -> None:
+        """Delete a memory file."""
+        row = _memory_file(agent_id, path)
+        tenancy.store().memory_files.delete(agent_id, row.path)
+        tenancy.audit("memory.delete", "agent", agent_id, {"path": row.path})

@@ -1,0 +1,70 @@
+"""Queries on ``memory_files``: an agent's memory sources, addressed by ``/memories/...`` paths."""
+
+from __future__ import annotations
+
+import unicodedata
+import uuid
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert
+
+from hango.db.schema import memory_files
+from hango.errors import Unprocessable
+from hango.store.base import Scoped
+from hango.store.pages import Page, page_by_key
+
+MEMORY_ROOT = "/memories/"
+MAX_PATH_CHARS = 500
+
+
+def memory_path(raw: str) -> str:
+    """``raw`` as a ``/memories/...`` path; raises ``Unprocessable`` (``invalid_path``) when it cannot be one."""
+    path = "/" + raw.lstrip("/")
+    if not path.startswith(MEMORY_ROOT):
+        path = MEMORY_ROOT.rstrip("/") + path
+    segments = path.removeprefix(MEMORY_ROOT).split("/")
+    if len(path) > MAX_PATH_CHARS:
+        problem = f"a memory path has at most {MAX_PATH_CHARS} characters"
+    elif any(unicodedata.category(char) == "Cc" for char in path):
+        problem = "a memory path has no control characters"
+    elif any(segment in ("", ".", "..") for segment in segments):
+        problem = "a memory path has no empty, '.' or '..' segments"
+    else:
+        return path
+    raise Unprocessable(problem, code="invalid_path", details={"path": raw[:MAX_PATH_CHARS]})
+
+
+class MemoryFiles(Scoped):
+    table = memory_files
+
+    def page(self, agent_id: uuid.UUID, cursor: str | None, limit: int) -> Page:
+        """A page of the agent's memory files in path order: path, length and time, not content."""
+        query = sa.select(
+            memory_files.c.path,
+            sa.func.length(memory_files.c.content).label("chars"),
+            memory_files.c.updated_at,
+        ).where(self.where(memory_files.c.agent_id == agent_id))
+        return page_by_key(self.conn, query, memory_files.c.path, cursor, limit)
+
+    def get(self, agent_id: uuid.UUID, path: str) -> sa.Row | None:
+        """The agent's memory file at ``path`` with its content, or None."""
+        query = self.select(memory_files.c.agent_id == agent_id, memory_files.c.path == path)
+        return self.conn.execute(query).first()
+
+    def put(self, agent_id: uuid.UUID, path: str, content: str) -> sa.Row:
+        """Create or replace the memory file at ``path``."""
+        stmt = (
+            insert(memory_files)
+            .values(tenant_id=self.tenant_id, agent_id=agent_id, path=path, content=content)
+            .on_conflict_do_update(
+                index_elements=["agent_id", "path"],
+                set_={"content": content, "updated_at": sa.func.now()},
+                where=memory_files.c.tenant_id == self.tenant_id,
+            )
+            .returning(memory_files)
+        )
+        return self.conn.execute(stmt).one()
+
+    def delete(self, agent_id: uuid.UUID, path: str) -> bool:
+        """Delete the agent's memory file at ``path``; False when there was none."""
+        return self.delete_rows(memory_files.c.agent_id == agent_id, memory_files.c.path == path) == 1

@@ -1,0 +1,55 @@
+"""Queries on ``messages``: a session's history, numbered by ``seq`` from 1."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from hango.db.schema import messages, sessions
+from hango.store.base import Scoped, new_id
+from hango.store.pages import Page, cut_page
+
+
+class Messages(Scoped):
+    table = messages
+
+    def page(self, session_id: uuid.UUID, after_seq: int, limit: int) -> Page:
+        """Up to ``limit`` messages with ``seq > after_seq``; the cursor is the last seq."""
+        query = self.select(messages.c.session_id == session_id, messages.c.seq > after_seq)
+        rows = self.conn.execute(query.order_by(messages.c.seq).limit(limit + 1)).all()
+        return cut_page(rows, limit, lambda row: str(row.seq))
+
+    def history(self, session_id: uuid.UUID) -> list[sa.Row]:
+        """Every message of the session, in ``seq`` order."""
+        query = self.select(messages.c.session_id == session_id).order_by(messages.c.seq)
+        return list(self.conn.execute(query).all())
+
+    def append(
+        self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None
+    ) -> sa.Row:
+        """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency."""
+        self.conn.execute(
+            sa.select(sessions.c.id)
+            .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
+            .with_for_update()
+        ).one()
+        next_seq = (
+            sa.select(sa.func.coalesce(sa.func.max(messages.c.seq), 0) + 1)
+            .where(messages.c.session_id == session_id)
+            .scalar_subquery()
+        )
+        return self.insert_row(
+            id=new_id(), session_id=session_id, seq=next_seq, role=role, content=content, run_id=run_id
+        )
+
+    def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:
+        """The messages a run stored, in ``seq`` order."""
+        return list(
+            self.conn.execute(self.select(messages.c.run_id == run_id).order_by(messages.c.seq)).all()
+        )
+
+    def delete(self, session_id: uuid.UUID, seq: int) -> bool:
+        """Remove one message (only a failed run's own, unanswered user message is ever removed)."""
+        return self.delete_rows(messages.c.session_id == session_id, messages.c.seq == seq) == 1

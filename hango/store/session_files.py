@@ -1,0 +1,49 @@
+"""Queries on ``session_files``: the virtual files one session's filesystem tools work on."""
+
+from __future__ import annotations
+
+import uuid
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert
+
+from hango.db.schema import session_files
+from hango.store.base import Scoped
+
+
+def files_under(sub: Scoped, owner: sa.ColumnElement[bool], folder: str, *, content: bool) -> list[sa.Row]:
+    """``(path, content)`` of the owner's files at or inside ``folder`` of a path-keyed table, by path.
+
+    One query; without ``content`` the rows carry an empty string, so a listing reads no file bodies.
+    """
+    path = sub.table.c.path
+    body = sub.table.c.content if content else sa.literal("")
+    inside = sa.or_(path == folder, sa.func.starts_with(path, folder.rstrip("/") + "/"))
+    query = sa.select(path, body.label("content")).where(sub.where(owner, inside)).order_by(path)
+    return list(sub.conn.execute(query))
+
+
+class SessionFiles(Scoped):
+    table = session_files
+
+    def get(self, session_id: uuid.UUID, path: str) -> sa.Row | None:
+        query = self.select(session_files.c.session_id == session_id, session_files.c.path == path)
+        return self.conn.execute(query).first()
+
+    def put(self, session_id: uuid.UUID, path: str, content: str) -> sa.Row:
+        """Create or replace the file at ``path``."""
+        stmt = (
+            insert(session_files)
+            .values(tenant_id=self.tenant_id, session_id=session_id, path=path, content=content)
+            .on_conflict_do_update(
+                index_elements=["session_id", "path"],
+                set_={"content": content, "updated_at": sa.func.now()},
+                where=session_files.c.tenant_id == self.tenant_id,
+            )
+            .returning(session_files)
+        )
+        return self.conn.execute(stmt).one()
+
+    def under(self, session_id: uuid.UUID, folder: str, *, content: bool = True) -> list[sa.Row]:
+        """The session's files at or inside ``folder``, by path, in one query."""
+        return files_under(self, session_files.c.session_id == session_id, folder, content=content)

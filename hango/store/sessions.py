@@ -1,0 +1,37 @@
+"""Queries on ``sessions``."""
+
+from __future__ import annotations
+
+import uuid
+
+import sqlalchemy as sa
+
+from hango.db.schema import sessions
+from hango.store.base import Scoped, new_id
+from hango.store.pages import Page, page
+
+
+class Sessions(Scoped):
+    table = sessions
+
+    def get(self, session_id: uuid.UUID) -> sa.Row | None:
+        """One session of the tenant, or None."""
+        return self.conn.execute(self.select(sessions.c.id == session_id)).first()
+
+    def page(self, cursor: str | None, limit: int, **filters: uuid.UUID | None) -> Page:
+        """A page of sessions; ``filters`` (``owner_id``, ``agent_id``) narrow it when not None."""
+        conditions = [sessions.c[name] == value for name, value in filters.items() if value is not None]
+        return page(self.conn, self.select(*conditions), sessions, cursor, limit)
+
+    def create(self, agent_id: uuid.UUID, owner_id: uuid.UUID, title: str) -> sa.Row:
+        """A new session of ``owner_id`` with the agent, its todo list empty."""
+        return self.insert_row(id=new_id(), agent_id=agent_id, owner_id=owner_id, title=title)
+
+    def delete(self, session_id: uuid.UUID) -> bool:
+        """Delete a session with its messages, runs and files."""
+        return self.delete_rows(sessions.c.id == session_id) == 1
+
+    def first_of_agent(self, agent_id: uuid.UUID) -> sa.Row | None:
+        """The agent's oldest session."""
+        query = self.select(sessions.c.agent_id == agent_id).order_by(sessions.c.created_at, sessions.c.id)
+        return self.conn.execute(query.limit(1)).first()

@@ -1,0 +1,57 @@
+"""Queries on ``usage_records``: token totals per UTC calendar month."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+
+from hango.db.schema import tenants, usage_records
+from hango.store.base import Scoped, new_id
+
+TOKEN_COLUMNS: tuple[str, ...] = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def month_start(now: dt.datetime) -> dt.datetime:
+    """The first instant of ``now``'s calendar month in UTC."""
+    utc = now.astimezone(dt.UTC)
+    return utc.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def next_month(start: dt.datetime) -> dt.datetime:
+    """The first instant of the month after the one starting at ``start``."""
+    return (start + dt.timedelta(days=32)).replace(day=1)
+
+
+class Usage(Scoped):
+    table = usage_records
+
+    def totals(self, start: dt.datetime, end: dt.datetime) -> list[sa.Row]:
+        """Calls and token sums per purpose, provider and model for records in ``[start, end)``."""
+        sums = [sa.func.coalesce(sa.func.sum(usage_records.c[name]), 0).label(name) for name in TOKEN_COLUMNS]
+        groups = (usage_records.c.purpose, usage_records.c.provider, usage_records.c.model)
+        query = (
+            sa.select(*groups, sa.func.count().label("calls"), *sums)
+            .where(self.where(usage_records.c.created_at >= start, usage_records.c.created_at < end))
+            .group_by(*groups)
+            .order_by(*groups)
+        )
+        return list(self.conn.execute(query).all())
+
+    def record(self, **values: Any) -> None:
+        """Write one usage row (one model call)."""
+        self.insert_row(id=new_id(), **values)
+
+    def quota_left(self, now: dt.datetime) -> int | None:
+        """Tokens the tenant may still spend this UTC month; None when it has no quota."""
+        spent = sum(usage_records.c[name] for name in TOKEN_COLUMNS)
+        used = (
+            sa.select(sa.func.coalesce(sa.func.sum(spent), 0))
+            .where(self.where(usage_records.c.created_at >= month_start(now)))
+            .scalar_subquery()
+        )
+        row = self.conn.execute(
+            sa.select(tenants.c.token_quota, used).where(tenants.c.id == self.tenant_id)
+        ).one()
+        return None if row[0] is None else row[0] - row[1]

@@ -1,0 +1,45 @@
+"""Bad input on every write route: the documented status and envelope, and no row written."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.examples import BODY_ROUTES, BY_ROUTE, fill, route_id
+from tests.support.clients import error_code
+from tests.support.world import World, row_counts
+
+KINDS = {
+    "malformed_json": (400, "bad_request"),
+    "not_an_object": (422, "invalid"),
+    "unknown_field": (422, "invalid"),
+    "wrong_type": (422, "invalid"),
+    "out_of_range": (422, "invalid"),
+}
+
+
+def _payload(kind: str, body: dict | None, bad: dict) -> dict:
+    """The request arguments that carry one kind of bad input."""
+    if kind == "malformed_json":
+        return {"data": '{"name": ', "content_type": "application/json"}
+    if kind == "not_an_object":
+        return {"json": ["a", "list"]}
+    if kind == "unknown_field":
+        return {"json": {**(body or {}), "colour": "blue"}}
+    return {"json": bad[kind]}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=route_id)
+def test_bad_input_is_refused_and_writes_nothing(route, kind, acme, world: World, engine):
+    example = BY_ROUTE[route]
+    assert {"wrong_type", "out_of_range"} <= set(example.bad), f"{route}: add bad bodies to the example"
+    path, body = example.for_world(world.values())
+    before = row_counts(engine)
+
+    payload = _payload(kind, body, fill(example.bad, world.values()))
+    response = acme.owner.request(example.method, path, **payload)
+
+    status, code = KINDS[kind]
+    assert response.status_code == status, response.get_json()
+    assert error_code(response) == code
+    assert row_counts(engine) == before

@@ -1,0 +1,55 @@
+"""A real gunicorn server of ``wsgi:app`` on a free loopback port, for client tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import requests
+
+from hango.config import REPO_ROOT
+from tests.support.net import free_port, wait_until
+
+START_TIMEOUT = 30.0
+
+
+def _ready(url: str) -> bool:
+    with requests.Session() as http:
+        return http.get(f"{url}/readyz", timeout=2).status_code == 200
+
+
+@contextmanager
+def gunicorn_server(database_url: str, workers: int = 2) -> Iterator[str]:
+    """Run gunicorn on ``database_url`` until the block ends; yields the base URL."""
+    port = free_port()
+    argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
+    env = {**os.environ, "HANGO_DATABASE_URL": database_url}
+    url = f"http://127.0.0.1:{port}"
+    # A file, not a pipe: a long session's log must never fill a pipe and block the server.
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(
+            [*argv, "--no-control-socket", "wsgi:app"], cwd=REPO_ROOT, env=env, stdout=log, stderr=log
+        )
+        try:
+            try:
+                wait_until(lambda: server.poll() is None and _ready(url), timeout=START_TIMEOUT)
+            except TimeoutError as exc:
+                log.seek(0)
+                raise RuntimeError(f"gunicorn did not become ready:\n{log.read().decode()[-2000:]}") from exc
+            yield url
+        finally:
+            _stop(server)
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """Stop gunicorn gracefully (SIGTERM), killing it if it does not exit in time."""
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()

@@ -1,0 +1,156 @@
+"""One of every tenant-owned object in a tenant, made through the store: the isolation cases' targets."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from hango.auth import generate_key
+from hango.db.schema import TENANT_TABLES, api_keys, metadata, runs, tenants, usage_records
+from hango.store import TenantStore
+from tests.support.clients import Tenant
+
+MEMORY_CONTENT = "remember: the deploy password is not in here"
+SKILL_BODY = "step 1: read the runbook"
+SYSTEM_PROMPT = "You are the acme helper."
+
+
+@dataclass(frozen=True)
+class World:
+    """Ids of the objects made in one tenant; ``member`` owns the agent, session, run and spare key."""
+
+    tenant: str
+    agent: str
+    other_agent: str
+    skill: str
+    session: str
+    other_session: str
+    run: str
+    messages: tuple[str, ...]
+    key: str
+    users: dict[str, str]
+    keys: tuple[str, ...]
+    member_keys: tuple[str, ...]
+
+    def values(self) -> dict[str, str]:
+        """Path placeholders: ``{agent}``, ``{session}``, ``{run}``, ``{key}``, ``{user}``..."""
+        return {
+            "agent": self.agent,
+            "session": self.session,
+            "run": self.run,
+            "key": self.key,
+            "skill": self.skill,
+            "message": self.messages[0],
+            "user": self.users["member2"],
+        }
+
+    def member_private(self) -> set[str]:
+        """Ids only ``member`` (and owners/admins) may see: their session, its history and their keys."""
+        return {self.session, self.other_session, self.run, *self.messages, *self.member_keys}
+
+    def all_ids(self) -> set[str]:
+        """Every id of the tenant, for 'another tenant never sees them' checks."""
+        objects = {self.tenant, self.agent, self.other_agent, self.skill, self.session, self.other_session}
+        return objects | {self.run, *self.messages, self.key, *self.users.values(), *self.keys}
+
+
+def build_world(engine: sa.Engine, tenant: Tenant) -> World:
+    """Make an agent, memory, skills, sessions, messages, a run and a spare key in ``tenant``."""
+    member, owner = uuid.UUID(tenant.member.user_id), uuid.UUID(tenant.owner.user_id)
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(tenant.id))
+        agent = store.agents.create(member, name="helper", model="offline/echo", system_prompt=SYSTEM_PROMPT)
+        other_agent = store.agents.create(owner, name="planner", model="offline/echo")
+        store.memory_files.put(agent.id, "/memories/AGENTS.md", MEMORY_CONTENT)
+        store.memory_files.put(agent.id, "/memories/style.md", "short answers")
+        skill = store.skills.create(agent.id, "review", description="review code", body=SKILL_BODY)
+        store.skills.create(agent.id, "deploy", description="ship it", body="step 1", allowed_tools=["grep"])
+        session = store.sessions.create(agent.id, member, "first")
+        other_session = store.sessions.create(other_agent.id, member, "second")
+        run_id = _insert_run(conn, store, session.id)
+        _insert_run(conn, store, session.id)
+        first = store.messages.append(session.id, "user", [{"type": "text", "text": "hello"}])
+        second = store.messages.append(session.id, "assistant", [{"type": "text", "text": "hi"}], run_id)
+        spare = store.api_keys.create(member, "spare", generate_key(), 1000)
+        keys = conn.execute(
+            sa.select(api_keys.c.id, api_keys.c.user_id).where(api_keys.c.tenant_id == store.tenant_id)
+        )
+        owners = {str(row.id): row.user_id for row in keys}
+    return World(
+        tenant=tenant.id,
+        agent=str(agent.id),
+        other_agent=str(other_agent.id),
+        skill=str(skill.id),
+        session=str(session.id),
+        other_session=str(other_session.id),
+        run=str(run_id),
+        messages=(str(first.id), str(second.id)),
+        key=str(spare.id),
+        users={role: getattr(tenant, role).user_id for role in ("owner", "admin", "member", "member2")},
+        keys=tuple(owners),
+        member_keys=tuple(key for key, user in owners.items() if user == member),
+    )
+
+
+def _insert_run(conn: sa.Connection, store: TenantStore, session_id: uuid.UUID) -> uuid.UUID:
+    run_id = uuid.uuid4()
+    conn.execute(
+        sa.insert(runs).values(
+            id=run_id,
+            tenant_id=store.tenant_id,
+            session_id=session_id,
+            status="completed",
+            stop_reason="end_turn",
+        )
+    )
+    return run_id
+
+
+def add_usage(
+    engine: sa.Engine,
+    world: World,
+    *,
+    purpose: str = "run",
+    model: str = "echo",
+    created_at: dt.datetime | None = None,
+    **tokens: int,
+) -> None:
+    """Record one model call of the world's run, as the run loop would."""
+    values = {"created_at": created_at} if created_at else {}
+    with engine.begin() as conn:
+        conn.execute(
+            sa.insert(usage_records).values(
+                id=uuid.uuid4(),
+                tenant_id=uuid.UUID(world.tenant),
+                agent_id=uuid.UUID(world.agent),
+                session_id=uuid.UUID(world.session),
+                run_id=uuid.UUID(world.run),
+                purpose=purpose,
+                provider="offline",
+                model=model,
+                **tokens,
+                **values,
+            )
+        )
+
+
+def snapshot(engine: sa.Engine, tenant_id: str) -> dict[str, list[tuple]]:
+    """Every row of one tenant (key use bookkeeping left out), to prove a request changed nothing."""
+    ident = uuid.UUID(tenant_id)
+    queries = {"tenants": sa.select(tenants).where(tenants.c.id == ident)}
+    for name in TENANT_TABLES:
+        table = metadata.tables[name]
+        columns = [c for c in table.c if c.name != "last_used_at"]
+        queries[name] = sa.select(*columns).where(table.c.tenant_id == ident)
+    with engine.connect() as conn:
+        return {name: sorted(map(tuple, conn.execute(query)), key=repr) for name, query in queries.items()}
+
+
+def row_counts(engine: sa.Engine) -> dict[str, int]:
+    """How many rows each table holds, leaving out the rate limiter's per-request bookkeeping."""
+    tables = [t for t in metadata.sorted_tables if t.name != "rate_limit_windows"]
+    with engine.connect() as conn:
+        return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one() for t in tables}
