@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask, Response
+from opentelemetry.instrumentation.flask import FlaskInstrumentor
 
-from hango import authz
+from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
@@ -34,6 +35,8 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
         OPENAPI_JSON_PATH="openapi.json",
     )
     app.json.sort_keys = False
+    telemetry.setup(cfg)
+    FlaskInstrumentor().instrument_app(app)
     db.init_app(app, cfg.database_url)
     if cfg.check_schema:
         migrate.check_current(app.extensions["hango.engine"])

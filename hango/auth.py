@@ -69,7 +69,7 @@ def _prefix_of(key: str) -> str | None:
 
 
 def authenticate(conn: Connection, key: str) -> Principal:
-    """Resolve a key to its principal and record its use; raises ``Unauthorized``."""
+    """Resolve a key to its principal; raises ``Unauthorized``."""
     prefix = _prefix_of(key)
     row = None
     if prefix is not None:
@@ -86,5 +86,4 @@ def authenticate(conn: Connection, key: str) -> Principal:
         raise Unauthorized("unknown API key", code="invalid_api_key")
     if row.revoked_at is not None:
         raise Unauthorized("this API key was revoked", code="revoked_api_key")
-    conn.execute(sa.update(api_keys).where(api_keys.c.id == row.id).values(last_used_at=sa.func.now()))
     return Principal(row.tenant_id, row.user_id, row.role, row.id, row.rate_limit_per_minute)

@@ -14,7 +14,7 @@ Rules, from most open to most closed:
 
 Whatever a caller may not see is 404, never 403: existence is not leaked.
 The loaded object is kept on ``g`` (``g.agent``, ``g.session``, ``g.run``,
-``g.api_key``) so views do not load it twice.
+``g.api_key``, ``g.member``) so views do not load it twice.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import uuid
 from flask import g, request
 
 from hango import tenancy
-from hango.errors import NotFound
+from hango.errors import NotFound, Unprocessable
 
 AGENT = "/v1/agents/<uuid:agent_id>"
 SESSION = "/v1/sessions/<uuid:session_id>"
@@ -110,6 +110,7 @@ def enforce() -> None:
         _require(who.is_admin or g.api_key.user_id == who.user_id)
     elif rule == "member:admin":
         _require(who.is_admin)
+        g.member = _found(store.members.get(args["user_id"]))
     else:
         raise NotFound()
 
@@ -129,3 +130,21 @@ def owns(owner_id: uuid.UUID) -> bool:
     """True when the caller may change an object owned by ``owner_id``."""
     who = tenancy.principal()
     return who.is_admin or owner_id == who.user_id
+
+
+def visible_owner() -> uuid.UUID | None:
+    """Whose objects the caller's lists show: everyone's (None) for owners and admins, else their own."""
+    who = tenancy.principal()
+    return None if who.is_admin else who.user_id
+
+
+def require_manages(role: str) -> None:
+    """Refuse (422 ``role_not_allowed``) unless the caller may manage a member holding ``role``.
+
+    Owners manage everyone, admins manage admins and members, members manage no one else:
+    so only an owner makes, unmakes or acts for an owner.
+    """
+    who = tenancy.principal()
+    if who.role == "owner" or (who.is_admin and role != "owner"):
+        return
+    raise Unprocessable(f"a {who.role} cannot manage a member with role {role!r}", code="role_not_allowed")

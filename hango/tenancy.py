@@ -8,20 +8,24 @@ from flask import g, request
 
 from hango.auth import Principal, authenticate, key_from_header
 from hango.db import db
+from hango.ratelimit import count_request
 from hango.store import TenantStore
 
 
 def load_principal() -> None:
     """Authenticate a ``/v1`` request and scope its store to the key's tenant.
 
-    The key's bookkeeping (``last_used_at``) commits on its own, so it holds
-    even when the request itself fails and rolls back.
+    The key's bookkeeping (``last_used_at`` and the rate-limit window) commits
+    on its own, so it holds even when the request itself fails and rolls back.
     """
     if not request.path.startswith("/v1/") or request.method == "OPTIONS":
         return
     conn = db.connection()
     principal = authenticate(conn, key_from_header(request.headers.get("Authorization")))
-    conn.commit()
+    try:
+        count_request(conn, principal.api_key_id, principal.rate_limit_per_minute)
+    finally:
+        conn.commit()
     conn.begin()
     g.principal = principal
     g.store = TenantStore(conn, principal.tenant_id)

@@ -1,22 +1,71 @@
-"""``hango demo``: seed (idempotently) a demo tenant and print fresh keys for it."""
+"""``hango demo``: seed (idempotently) a demo tenant, agent and session, and print fresh keys.
+
+The session's history is produced by really running the ``offline/echo`` agent:
+its ``/tool NAME {json}`` form makes it call tools, so the history holds real
+tool_use/tool_result pairs written by the run loop.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import uuid
+from typing import Any
 
+from sqlalchemy.engine import Engine
+
+from hango.agent.catalog import BUILTIN_TOOLS
+from hango.agent.deps import Deps
+from hango.agent.runner import RunRequest, start_run
+from hango.agent.state import Caller
 from hango.cli.admin import create_principal
 from hango.cli.common import config_or_exit
+from hango.config import Config
 from hango.db import attached_database, make_engine, migrate
+from hango.store import TenantStore
 
 DEMO_TENANT = "Demo"
 OWNER_EMAIL = "owner@demo.hango.dev"
 MEMBER_EMAIL = "member@demo.hango.dev"
+AGENT_NAME = "Demo agent"
+
+SYSTEM_PROMPT = (
+    "You are hango's demo agent. You help a small team keep notes and plans in the session's files. "
+    "Answer briefly and say which tools you used."
+)
+MEMORY = {
+    "/memories/AGENTS.md": "# Team conventions\n\n- Notes live in /notes.md.\n- Plans are written as todo lists.\n",
+}
+SKILLS = [
+    {
+        "name": "release-notes",
+        "description": "Write release notes from the notes file.",
+        "body": "Read /notes.md, group items by area, write /release.md with one line per change.",
+        "allowed_tools": ["read_file", "write_file"],
+    },
+    {
+        "name": "triage",
+        "description": "Sort open todos by urgency.",
+        "body": "Read the todo list, mark the most urgent item in_progress, and explain why.",
+        "allowed_tools": ["write_todos"],
+    },
+]
+TURNS = [
+    'Please start our notes.\n/tool write_file {"path": "/notes.md", "content": "# Plan\\n- ship the inspector\\n"}',
+    'What do the notes say?\n/tool read_file {"path": "/notes.md"}',
+    "Track the work.\n"
+    '/tool write_todos {"todos": [{"content": "ship the inspector", "status": "in_progress"}, '
+    '{"content": "write the docs", "status": "pending"}]}',
+    'Look around.\n/tool ls {"path": "/"}\n/tool read_file {"path": "/memories/AGENTS.md"}',
+    'Add a line.\n/tool edit_file {"path": "/notes.md", "old_string": "- ship the inspector", '
+    '"new_string": "- ship the inspector\\n- demo it"}',
+    "Thanks, that is all for now.",
+]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("demo", help="seed a demo tenant and print its keys")
+    parser = commands.add_parser("demo", help="seed a demo tenant, agent and session, and print keys")
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     parser.set_defaults(handler=run)
 
@@ -26,17 +75,56 @@ def run(args: argparse.Namespace) -> int:
     with attached_database(config) as url:
         engine = make_engine(url)
         migrate.check_current(engine)
-        with engine.begin() as conn:
-            owner = create_principal(conn, DEMO_TENANT, OWNER_EMAIL, "owner", config.default_rate_limit)
-            member = create_principal(conn, DEMO_TENANT, MEMBER_EMAIL, "member", config.default_rate_limit)
+        result = seed(engine, config)
         engine.dispose()
-    result = {"tenant_id": owner["tenant_id"], "owner_key": owner["api_key"], "member_key": member["api_key"]}
     if args.json:
         print(json.dumps(result))
         return 0
     port = os.environ.get("HANGO_PORT", "8080")
-    print(f"demo tenant {owner['tenant_slug']} is ready")
+    print("demo tenant is ready")
     print(f"  URL:        http://127.0.0.1:{port}")
     print(f"  owner key:  {result['owner_key']}")
     print(f"  member key: {result['member_key']}")
+    print(f"  agent:      {result['agent_id']}")
+    print(f"  session:    {result['session_id']}")
     return 0
+
+
+def seed(engine: Engine, config: Config) -> dict[str, Any]:
+    """Create (or find) the demo tenant, agent and session; print-ready ids and fresh keys."""
+    with engine.begin() as conn:
+        owner = create_principal(conn, DEMO_TENANT, OWNER_EMAIL, "owner", config.default_rate_limit)
+        member = create_principal(conn, DEMO_TENANT, MEMBER_EMAIL, "member", config.default_rate_limit)
+        store = TenantStore(conn, uuid.UUID(owner["tenant_id"]))
+        agent, session, fresh = _agent_and_session(store, uuid.UUID(owner["user_id"]))
+    if fresh:
+        caller = Caller(user_id=uuid.UUID(owner["user_id"]), api_key_id=None)
+        for text in TURNS:
+            content = [{"type": "text", "text": text}]
+            start_run(Deps(engine, config), store.tenant_id, RunRequest(session, content, caller))
+    return {
+        "tenant_id": owner["tenant_id"],
+        "owner_key": owner["api_key"],
+        "member_key": member["api_key"],
+        "agent_id": str(agent.id),
+        "session_id": str(session.id),
+    }
+
+
+def _agent_and_session(store: TenantStore, owner_id: Any) -> tuple[Any, Any, bool]:
+    existing = store.agents.by_name(AGENT_NAME)
+    if existing is not None:
+        return existing, store.sessions.first_of_agent(existing.id), False
+    agent = store.agents.create(
+        owner_id,
+        name=AGENT_NAME,
+        model="offline/echo",
+        system_prompt=SYSTEM_PROMPT,
+        tools=list(BUILTIN_TOOLS),
+    )
+    for path, content in MEMORY.items():
+        store.memory_files.put(agent.id, path, content)
+    for skill in SKILLS:
+        store.skills.create(agent.id, **skill)
+    session = store.sessions.create(agent.id, owner_id, "Planning the inspector launch")
+    return agent, session, True

@@ -1,0 +1,89 @@
+"""The chain: an ordered stack of middleware that assembles every model request.
+
+Stack order is outermost first. System blocks are sent in stack order after
+``system:agent``; model and tool wrappers run outermost first, the provider (or
+a capture handler) innermost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import reduce
+
+from hango.agent.draft import Draft
+from hango.agent.middleware.base import Middleware, ModelHandler, ToolHandler
+from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, system_part
+from hango.agent.state import AgentConfig, RunState, ToolCall
+from hango.agent.tools.base import Tool
+from hango.agent.types import Block, Message, Response, TextBlock, ToolResultBlock
+
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n\n"
+
+
+class Chain:
+    def __init__(self, stack: Sequence[Middleware]) -> None:
+        self.stack = tuple(stack)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.stack)
+
+    def before_run(self, state: RunState, deps) -> None:
+        """Run every run hook once, outermost first."""
+        for middleware in self.stack:
+            middleware.before_run(state, deps)
+
+    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+        """``system:agent`` then every contributor's blocks, each tagged with its part id."""
+        blocks = (
+            [SourcedBlock(system_part("agent"), Block(agent.system_prompt))] if agent.system_prompt else []
+        )
+        for middleware in self.stack:
+            blocks.extend(middleware.system_blocks(agent, state))
+        return blocks
+
+    def tools(self, agent: AgentConfig, state: RunState) -> dict[str, Tool]:
+        """Every tool the stack provides, by name (the allowlist decides what is sent)."""
+        return {tool.name: tool for m in self.stack for tool in m.tools(agent, state)}
+
+    def draft(self, agent: AgentConfig, state: RunState, max_tokens: int = 4096) -> Draft:
+        """The next request before the model wrappers: blocks, tools, and the history after the summary."""
+        return Draft(
+            model=agent.model,
+            system=tuple(self.system_blocks(agent, state)),
+            tools=tuple(t.definition for t in self.tools(agent, state).values()),
+            messages=tuple(history_messages(state)),
+            max_tokens=max_tokens,
+        )
+
+    def call_model(self, draft: Draft, state: RunState, handler: ModelHandler) -> Response:
+        """Send ``draft`` through every model wrapper to ``handler``."""
+        wrapped = reduce(
+            lambda inner, m: lambda d: m.wrap_model_call(d, state, inner),
+            reversed(self.stack),
+            handler,
+        )
+        return wrapped(draft)
+
+    def call_tool(self, call: ToolCall, state: RunState, handler: ToolHandler) -> ToolResultBlock:
+        """Send one tool call through every tool wrapper to ``handler``."""
+        wrapped = reduce(
+            lambda inner, m: lambda c: m.wrap_tool_call(c, state, inner),
+            reversed(self.stack),
+            handler,
+        )
+        return wrapped(call)
+
+
+def history_messages(state: RunState) -> list[SourcedMessage]:
+    """The summary part (when there is one) and every stored message after it."""
+    through = state.summary.through_seq if state.summary else 0
+    messages = [SourcedMessage(message_part(m.seq), m.message) for m in state.history if m.seq > through]
+    if state.summary:
+        messages.insert(0, summary_message(state.summary.text))
+    return messages
+
+
+def summary_message(text: str) -> SourcedMessage:
+    """The ``summary`` part: a user message standing in for the messages it covers."""
+    return SourcedMessage(SUMMARY, Message("user", (TextBlock(SUMMARY_PREFIX + text),)))

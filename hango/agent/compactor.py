@@ -1,0 +1,44 @@
+"""The run's compactor: summarizer calls (purpose ``summarize``, never through overrides) and their storage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hango import telemetry
+from hango.agent.deps import Deps
+from hango.agent.gateway import Gateway
+from hango.agent.state import RunState
+from hango.agent.types import Block, Message, Request, TextBlock, text_of
+from hango.store import TenantStore
+from hango.telemetry import names
+
+SUMMARIZER_PROMPT = (
+    "You compress conversations. Summarize the transcript below for the assistant that will continue it: "
+    "the user's goals, decisions made, facts learned, files touched, tool results that still matter, and "
+    "open questions. Be concise and specific; keep names, numbers and paths exact."
+)
+SUMMARY_MAX_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class StoredCompactor:
+    deps: Deps
+    state: RunState
+
+    def summarize(self, transcript: str) -> str:
+        """One summarizer call billed with purpose ``summarize``."""
+        summarizing = replace(self.state, purpose="summarize")
+        gateway = Gateway(self.deps, summarizing, summarizing.time_left(self.deps.config.run_timeout))
+        request = Request(
+            model=self.state.agent.model,
+            system=(Block(SUMMARIZER_PROMPT),),
+            messages=(Message("user", (TextBlock(transcript),)),),
+            max_tokens=SUMMARY_MAX_TOKENS,
+        )
+        with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE) as span:
+            span.set_attributes({names.SESSION_ID: str(self.state.session_id), names.PURPOSE: "summarize"})
+            return text_of(gateway.send(request).message).strip() or "(empty summary)"
+
+    def save(self, through_seq: int, text: str) -> None:
+        with self.deps.engine.begin() as conn:
+            TenantStore(conn, self.state.tenant_id).summaries.create(self.state.session_id, through_seq, text)

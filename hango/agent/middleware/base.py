@@ -1,0 +1,50 @@
+"""The middleware protocol: small classes that implement only the hooks they need.
+
+- prompt contributor: ``system_blocks(agent, state) -> list[SourcedBlock]``
+- tool provider: ``tools(agent, state) -> list[Tool]``
+- run hook: ``before_run(state, deps)`` — load what the run needs, once per run
+- model wrapper: ``wrap_model_call(draft, state, next) -> Response``
+- tool wrapper: ``wrap_tool_call(call, state, next) -> ToolResultBlock``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from hango.agent.draft import Draft
+from hango.agent.parts import SourcedBlock
+from hango.agent.state import AgentConfig, RunState, ToolCall
+from hango.agent.types import Response, ToolResultBlock
+
+if TYPE_CHECKING:
+    from hango.agent.deps import Deps
+    from hango.agent.tools.base import Tool
+
+ModelHandler = Callable[[Draft], Response]
+ToolHandler = Callable[[ToolCall], ToolResultBlock]
+
+
+class Middleware:
+    """A no-op for every hook; subclasses override the hooks they implement."""
+
+    name: ClassVar[str]
+
+    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+        return []
+
+    def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
+        return []
+
+    def before_run(self, state: RunState, deps: Deps) -> None:
+        return None
+
+    def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
+        return call_next(draft)
+
+    def wrap_tool_call(self, call: ToolCall, state: RunState, call_next: ToolHandler) -> ToolResultBlock:
+        return call_next(call)
+
+    def implements(self, hook: str) -> bool:
+        """True when this middleware overrides ``hook``."""
+        return getattr(type(self), hook) is not getattr(Middleware, hook)

@@ -1,0 +1,60 @@
+"""Subagents: the ``task`` tool runs a short-lived agent through the same chain with a fresh history."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hango.agent.gateway import Gateway
+from hango.agent.middleware.base import Middleware
+from hango.agent.parts import SourcedBlock, system_part
+from hango.agent.state import AgentConfig, RunState, StoredMessage
+from hango.agent.tools.base import Tool, ToolContext, schema
+from hango.agent.turns import converse
+from hango.agent.types import Block, Message, TextBlock, ToolDef, text_of
+
+SUBAGENT_MAX_TURNS = 6
+
+INSTRUCTIONS = (
+    "You can hand a self-contained piece of work to a subagent with the `task` tool. The subagent "
+    "starts with an empty conversation, has your tools (except `task`), memory and skills, works "
+    f"for at most {SUBAGENT_MAX_TURNS} turns and returns its final answer as text. Describe the "
+    "task completely: the subagent sees nothing of this conversation."
+)
+
+TASK = ToolDef(
+    name="task",
+    description="Run a subagent on a self-contained task and return its final answer.",
+    input_schema=schema(
+        {"description": {"type": "string", "minLength": 1, "maxLength": 20_000}}, ("description",)
+    ),
+)
+
+
+def run_subagent(description: str, ctx: ToolContext) -> str:
+    """Drive a child run in memory: fresh history, no ``task`` tool, usage billed as ``subagent``."""
+    parent = ctx.state
+    agent = dataclasses.replace(parent.agent, tools=tuple(t for t in parent.agent.tools if t != "task"))
+    child = dataclasses.replace(
+        parent,
+        agent=agent,
+        history=[StoredMessage(1, Message("user", (TextBlock(description),)))],
+        purpose="subagent",
+        compactor=None,
+        extra=dict(parent.extra),
+    )
+    gateway = Gateway(ctx.deps, child, child.time_left(ctx.deps.config.run_timeout))
+    child_ctx = dataclasses.replace(ctx, state=child)
+    response = converse(ctx.chain, child, gateway, lambda: child_ctx, SUBAGENT_MAX_TURNS)
+    return text_of(response.message) or "(the subagent returned no text)"
+
+
+class SubagentMiddleware(Middleware):
+    name = "subagent"
+
+    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+        if "task" not in agent.tools:
+            return []
+        return [SourcedBlock(system_part("subagent"), Block(INSTRUCTIONS))]
+
+    def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
+        return [Tool(TASK, lambda args, ctx: run_subagent(args["description"], ctx))]

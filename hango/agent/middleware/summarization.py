@@ -1,0 +1,98 @@
+"""Compaction (phase 10): past ``context_window × HANGO_COMPACT_TRIGGER``, summarize the oldest messages.
+
+The cut lands only where the kept suffix is a valid history on its own (never
+between a ``tool_use`` and its ``tool_result``, never leaving an assistant
+message first), and the validator checks the result before it is sent. The
+summary is stored in ``session_summaries``; stored messages are never deleted.
+In capture-only mode (inspect) it reports ``would_compact`` and calls nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hango.agent.chain import summary_message
+from hango.agent.draft import Draft
+from hango.agent.estimator import estimate_message, estimate_request
+from hango.agent.middleware.base import Middleware, ModelHandler
+from hango.agent.parts import SUMMARY, SourcedMessage, seq_of
+from hango.agent.state import RunState, Summary
+from hango.agent.types import Response, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.agent.validate import is_valid, safe_cut_points
+
+KEEP_SHARE = 0.5
+CLIP = 2000
+
+
+def compact_at(state: RunState) -> int:
+    """The estimated request size at which summarization triggers."""
+    return int(state.agent.context_window * state.compact_trigger)
+
+
+def render(messages: list[SourcedMessage]) -> str:
+    """A plain-text transcript for the summarizer (long parts clipped)."""
+    lines = []
+    for sourced in messages:
+        for block in sourced.message.content:
+            lines.append(f"{sourced.message.role}: {_render_block(block)}")
+    return "\n".join(lines)
+
+
+def _render_block(block) -> str:
+    if isinstance(block, TextBlock):
+        return block.text[:CLIP]
+    if isinstance(block, ToolUseBlock):
+        return f"[called {block.name}({json.dumps(block.input, ensure_ascii=False)[:CLIP]})]"
+    assert isinstance(block, ToolResultBlock)
+    return f"[tool result{' (error)' if block.is_error else ''}: {block.content[:CLIP]}]"
+
+
+def choose_cut(draft: Draft, budget: int) -> int | None:
+    """The first kept stored message: as much recent history as fits in half the budget, at least the last turn."""
+    stored = [m for m in draft.messages if m.part != SUMMARY]
+    fixed = estimate_request(draft.with_(messages=()).to_request())
+    room = budget * KEEP_SHARE - fixed
+    cuts = sorted((k for k in safe_cut_points([m.message for m in stored]) if k > 0), reverse=True)
+    if not cuts:
+        return None
+    best, kept, index = cuts[0], 0, len(stored)
+    for k in cuts:
+        kept += sum(estimate_message(m.message) for m in stored[k:index])
+        index = k
+        if kept > room:
+            break
+        best = k
+    return best
+
+
+class SummarizationMiddleware(Middleware):
+    name = "summarization"
+
+    def before_run(self, state: RunState, deps) -> None:
+        row = state.extra["store"].summaries.latest(state.session_id)
+        state.summary = Summary(row.through_seq, row.text) if row else None
+        state.compact_trigger = deps.config.compact_trigger
+
+    def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
+        budget = compact_at(state)
+        if estimate_request(draft.to_request()) <= budget:
+            return call_next(draft)
+        if state.capture_only or state.compactor is None:
+            state.would_compact = True
+            return call_next(draft)
+        return call_next(self._compact(draft, state, budget))
+
+    def _compact(self, draft: Draft, state: RunState, budget: int) -> Draft:
+        stored = [m for m in draft.messages if m.part != SUMMARY]
+        cut = choose_cut(draft, budget)
+        if cut is None:
+            return draft
+        previous = f"Earlier summary:\n{state.summary.text}\n\n" if state.summary else ""
+        text = state.compactor.summarize(previous + render(stored[:cut]))
+        through = seq_of(stored[cut - 1].part)
+        kept = [summary_message(text), *stored[cut:]]
+        if not is_valid([m.message for m in kept]):
+            return draft
+        state.compactor.save(through, text)
+        state.summary = Summary(through, text)
+        return draft.with_(messages=tuple(kept))

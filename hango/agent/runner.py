@@ -1,0 +1,194 @@
+"""The run loop: store the user message, then model → assistant message → tools → results, per turn.
+
+A run holds a PostgreSQL advisory lock on its session (a second run gets 409; a
+killed worker releases it with its connection) and commits once per turn, so a
+crash loses at most the turn in flight and history stays valid.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from hango import telemetry
+from hango.agent.chain import Chain
+from hango.agent.compactor import StoredCompactor
+from hango.agent.deps import Deps
+from hango.agent.gateway import Gateway
+from hango.agent.loader import load_state, prepare, stored_message
+from hango.agent.stack import build_chain
+from hango.agent.state import Caller, RunState
+from hango.agent.tools.base import ToolContext
+from hango.agent.turns import model_phase, tool_phase, tool_uses
+from hango.agent.types import Message, Response, ToolResultBlock, message_to_dict
+from hango.errors import Conflict, GatewayTimeout, HangoError, QuotaExhausted
+from hango.store import TenantStore
+from hango.telemetry import names
+
+INTERRUPTED = "interrupted: the turn that made this call did not finish"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run: Any
+    messages: list[Any]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    session: Any
+    content: list[dict[str, Any]]
+    caller: Caller
+    idempotency_key: str | None = None
+
+
+def start_run(deps: Deps, tenant_id: uuid.UUID, request: RunRequest) -> RunResult:
+    """Run the agent on a new user message; an ``Idempotency-Key`` seen before returns that run."""
+    with deps.engine.connect() as conn:
+        store = TenantStore(conn, tenant_id)
+        _lock_session(conn, request.session.id)
+        try:
+            previous = _previous_run(store, request)
+            if previous is not None:
+                return previous
+            return _Run(deps, conn, store, request).execute()
+        finally:
+            conn.rollback()
+            conn.execute(sa.select(sa.func.pg_advisory_unlock(_lock_key(request.session.id))))
+            conn.commit()
+
+
+def _lock_key(session_id: uuid.UUID) -> sa.ColumnElement:
+    return sa.func.hashtextextended(str(session_id), 0)
+
+
+def _lock_session(conn: Connection, session_id: uuid.UUID) -> None:
+    locked = conn.execute(sa.select(sa.func.pg_try_advisory_lock(_lock_key(session_id)))).scalar_one()
+    conn.commit()
+    if not locked:
+        raise Conflict("another run is in progress on this session", code="session_busy")
+
+
+def _previous_run(store: TenantStore, request: RunRequest) -> RunResult | None:
+    if request.idempotency_key is None:
+        return None
+    run = store.runs.by_idempotency_key(request.session.id, request.idempotency_key)
+    if run is None:
+        return None
+    return RunResult(run, store.messages.of_run(run.id))
+
+
+class _Run:
+    """One run on one connection: the state, the chain and the bookkeeping of its turns."""
+
+    def __init__(self, deps: Deps, conn: Connection, store: TenantStore, request: RunRequest) -> None:
+        self.deps, self.conn, self.store, self.request = deps, conn, store, request
+        self.chain: Chain = build_chain()
+        self.new: list[Any] = []
+
+    def execute(self) -> RunResult:
+        with telemetry.tracer().start_as_current_span(names.SPAN_RUN) as span:
+            span.set_attributes(
+                {names.SESSION_ID: str(self.request.session.id), names.TENANT_ID: str(self.store.tenant_id)}
+            )
+            result = self._execute()
+            span.set_attributes({names.RUN_ID: str(result.run.id), names.RUN_STATUS: result.run.status})
+            return result
+
+    def _execute(self) -> RunResult:
+        state = prepare(
+            self.chain,
+            load_state(self.store, self.request.session, self.request.caller),
+            self.store,
+            self.deps,
+        )
+        state.deadline = time.monotonic() + self.deps.config.run_timeout
+        state.compactor = StoredCompactor(self.deps, state)
+        gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
+        gateway.check_quota()
+        self._repair(state)
+        run = self._begin(state)
+        try:
+            status, stop_reason = self._loop(state, gateway)
+        except HangoError as exc:
+            self._fail(run.id, state, exc)
+            raise
+        run = self.store.runs.finish(run.id, status, stop_reason)
+        self.conn.commit()
+        return RunResult(run, self.new)
+
+    def _begin(self, state: RunState) -> Any:
+        run = self.store.runs.create(self.request.session.id, self.request.idempotency_key)
+        state.run_id = run.id
+        self._append(state, "user", self.request.content)
+        self.store.audit.record(
+            "run.create",
+            "session",
+            self.request.session.id,
+            actor_user_id=self.request.caller.user_id,
+            api_key_id=self.request.caller.api_key_id,
+            detail={"run_id": str(run.id)},
+        )
+        self.conn.commit()
+        return run
+
+    def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
+        for _ in range(self.deps.config.max_turns):
+            if state.time_left(1.0) <= 0:
+                raise GatewayTimeout("the run passed HANGO_RUN_TIMEOUT", code="run_timeout")
+            try:
+                response = model_phase(self.chain, state, _with_deadline(gateway, state))
+            except QuotaExhausted:
+                return "quota_exhausted", None
+            if not self._store_turn(state, response):
+                return "completed", response.stop_reason
+        return "max_turns", "max_turns"
+
+    def _store_turn(self, state: RunState, response: Response) -> bool:
+        """Store the answer and, when it calls tools, their results; True when the loop goes on."""
+        self._append(state, "assistant", message_to_dict(response.message)["content"])
+        uses = tool_uses(response.message)
+        if uses:
+            ctx = ToolContext(self.store, state, self.deps, self.chain)
+            results = tool_phase(self.chain, state, ctx, uses)
+            self._append(state, "user", message_to_dict(results)["content"])
+        self.conn.commit()
+        return bool(uses)
+
+    def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
+        row = self.store.messages.append(state.session_id, role, content, state.run_id)
+        self.new.append(row)
+        state.history.append(stored_message(row))
+
+    def _repair(self, state: RunState) -> None:
+        """Answer a ``tool_use`` left without results by a crashed turn, so history stays valid."""
+        if not state.history or state.history[-1].message.role != "assistant":
+            return
+        dangling = tool_uses(state.history[-1].message)
+        if dangling:
+            results = Message(
+                "user", tuple(ToolResultBlock(u.id, INTERRUPTED, is_error=True) for u in dangling)
+            )
+            row = self.store.messages.append(state.session_id, "user", message_to_dict(results)["content"])
+            state.history.append(stored_message(row))
+            self.conn.commit()
+
+    def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:
+        """Record the failure; a run that stored no answer yet leaves the session as it was."""
+        self.conn.rollback()
+        if len(self.new) == 1:
+            self.store.messages.delete(state.session_id, self.new[0].seq)
+            self.new.clear()
+        status = "timeout" if isinstance(error, GatewayTimeout) else "failed"
+        self.store.runs.finish(run_id, status, None, error={"code": error.code, "message": error.message})
+        self.conn.commit()
+
+
+def _with_deadline(gateway: Gateway, state: RunState) -> Gateway:
+    """The gateway with a provider timeout no longer than what is left of the run."""
+    return Gateway(gateway.deps, state, state.time_left(gateway.deps.config.run_timeout))

@@ -1,0 +1,114 @@
+"""Run state: what one run (or one inspect) has loaded, typed, built fresh for each run."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hango.agent.types import Message, ToolUseBlock
+
+
+class Compactor(Protocol):
+    """What summarization needs from a run: a summarizer call and a place to keep its result."""
+
+    def summarize(self, transcript: str) -> str: ...
+
+    def save(self, through_seq: int, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The parts of an agent row the runtime reads."""
+
+    id: uuid.UUID
+    owner_id: uuid.UUID
+    name: str
+    model: str
+    system_prompt: str
+    tools: tuple[str, ...]
+    settings: dict[str, Any]
+    context_window: int
+
+    @classmethod
+    def from_row(cls, row: Any) -> AgentConfig:
+        return cls(
+            row.id,
+            row.owner_id,
+            row.name,
+            row.model,
+            row.system_prompt,
+            tuple(row.tools),
+            dict(row.settings),
+            row.context_window,
+        )
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    seq: int
+    message: Message
+
+
+@dataclass(frozen=True)
+class Summary:
+    through_seq: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    allowed_tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who the run's model calls are billed to."""
+
+    user_id: uuid.UUID | None
+    api_key_id: uuid.UUID | None
+
+
+@dataclass
+class RunState:
+    """Everything a run reads, loaded once in ``before_run``; middleware keep their slices here."""
+
+    tenant_id: uuid.UUID
+    session_id: uuid.UUID
+    agent: AgentConfig
+    caller: Caller
+    run_id: uuid.UUID | None = None
+    history: list[StoredMessage] = field(default_factory=list)
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    memory: dict[str, str] = field(default_factory=dict)
+    skills: list[Skill] = field(default_factory=list)
+    summary: Summary | None = None
+    capture_only: bool = False
+    would_compact: bool = False
+    purpose: str = "run"
+    deadline: float | None = None
+    compact_trigger: float = 0.8
+    trace_content: bool = False
+    compactor: Compactor | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def last_seq(self) -> int:
+        return self.history[-1].seq if self.history else 0
+
+    def time_left(self, default: float) -> float:
+        """Seconds until the run's deadline (``default`` when it has none); never negative."""
+        if self.deadline is None:
+            return default
+        return max(0.0, min(default, self.deadline - time.monotonic()))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of a model answer, on its way to an executor."""
+
+    use: ToolUseBlock

@@ -1,0 +1,1 @@
+"""The built-in tools: filesystem, memory and skills paths, todos, subagents."""
