@@ -21,6 +21,8 @@ ACTIONS: tuple[str, ...] = (
     "session.create",
     "session.delete",
     "run.create",
+    "context.override",
+    "context.try",
 )
 
 

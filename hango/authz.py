@@ -65,6 +65,12 @@ TABLE: dict[tuple[str, str], str] = {
     ("POST", f"{SESSION}/messages"): "session",
     ("GET", f"{SESSION}/runs"): "session",
     ("GET", "/v1/runs/<uuid:run_id>"): "run",
+    ("GET", f"{SESSION}/context"): "session",
+    ("POST", f"{SESSION}/context/try"): "session",
+    ("GET", f"{SESSION}/context-overrides"): "session",
+    ("PUT", f"{SESSION}/context-overrides"): "session",
+    ("GET", f"{AGENT}/context-overrides"): "agent:read",
+    ("PUT", f"{AGENT}/context-overrides"): "agent:write",
     ("GET", "/v1/usage"): "tenant",
     ("GET", "/v1/audit"): "admin",
 }

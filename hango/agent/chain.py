@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from functools import reduce
 
 from hango.agent.draft import Draft
+from hango.agent.estimator import estimate_block
 from hango.agent.middleware.base import Middleware, ModelHandler, ToolHandler
+from hango.agent.overrides import apply_system
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, system_part
 from hango.agent.state import AgentConfig, RunState, ToolCall
 from hango.agent.tools.base import Tool
@@ -33,7 +35,7 @@ class Chain:
         for middleware in self.stack:
             middleware.before_run(state, deps)
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def contributed_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         """``system:agent`` then every contributor's blocks, each tagged with its part id."""
         blocks = (
             [SourcedBlock(system_part("agent"), Block(agent.system_prompt))] if agent.system_prompt else []
@@ -42,12 +44,24 @@ class Chain:
             blocks.extend(middleware.system_blocks(agent, state))
         return blocks
 
+    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+        """The contributed blocks with the agent's system overrides applied.
+
+        This happens before any model wrapper runs, so the prompt-cache slot
+        picks its breakpoint among the blocks that are really sent.
+        """
+        blocks = self.contributed_blocks(agent, state)
+        dropped = [b for b in blocks if b.part in state.overrides.agent]
+        state.excluded_tokens += sum(estimate_block(b.block) for b in dropped)
+        return apply_system(blocks, state.overrides)
+
     def tools(self, agent: AgentConfig, state: RunState) -> dict[str, Tool]:
         """Every tool the stack provides, by name (the allowlist decides what is sent)."""
         return {tool.name: tool for m in self.stack for tool in m.tools(agent, state)}
 
     def draft(self, agent: AgentConfig, state: RunState, max_tokens: int = 4096) -> Draft:
         """The next request before the model wrappers: blocks, tools, and the history after the summary."""
+        state.excluded_tokens = 0
         return Draft(
             model=agent.model,
             system=tuple(self.system_blocks(agent, state)),

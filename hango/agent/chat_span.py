@@ -25,6 +25,9 @@ def start(span: Span, state: RunState, request: Request, provider: str) -> None:
             names.AGENT_ID: str(state.agent.id),
             names.RUN_ID: str(state.run_id or ""),
             names.PURPOSE: state.purpose,
+            names.CONTEXT_OVERRIDES: len(state.overrides),
+            names.CONTEXT_EXCLUDED_TOKENS: state.excluded_tokens,
+            names.CONTEXT_TRY: state.purpose == "context_try",
         }
     )
     if state.trace_content:

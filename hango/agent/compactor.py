@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from hango import telemetry
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
+from hango.agent.middleware.summarization import KEEP_SHARE, compact_at
 from hango.agent.state import RunState
 from hango.agent.types import Block, Message, Request, TextBlock, text_of
 from hango.store import TenantStore
@@ -18,6 +19,11 @@ SUMMARIZER_PROMPT = (
     "open questions. Be concise and specific; keep names, numbers and paths exact."
 )
 SUMMARY_MAX_TOKENS = 1024
+
+
+def summary_max_tokens(state: RunState) -> int:
+    """The summary's room: the share of the trigger budget that recent history leaves, at most 1,024."""
+    return max(1, min(SUMMARY_MAX_TOKENS, int(compact_at(state) * (1 - KEEP_SHARE))))
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ class StoredCompactor:
             model=self.state.agent.model,
             system=(Block(SUMMARIZER_PROMPT),),
             messages=(Message("user", (TextBlock(transcript),)),),
-            max_tokens=SUMMARY_MAX_TOKENS,
+            max_tokens=summary_max_tokens(self.state),
         )
         with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE) as span:
             span.set_attributes({names.SESSION_ID: str(self.state.session_id), names.PURPOSE: "summarize"})

@@ -9,6 +9,7 @@ from hango import telemetry
 from hango.agent import chat_span
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
+from hango.agent.estimator import estimate_request
 from hango.agent.state import RunState
 from hango.agent.types import Request, Response
 from hango.errors import QuotaExhausted
@@ -40,14 +41,15 @@ class Gateway:
         """Check the quota, call the provider in a ``chat`` span, record usage in its own transaction."""
         self.check_quota()
         provider, bare = self.deps.provider(request.model)
+        estimated = estimate_request(request)
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT) as span:
             chat_span.start(span, self.state, request, provider.name)
             response = provider.complete(replace(request, model=bare), timeout=self.timeout)
             chat_span.finish(span, self.state, response)
-        self._record(request.model, response)
+        self._record(request.model, response, estimated)
         return response
 
-    def _record(self, model: str, response: Response) -> None:
+    def _record(self, model: str, response: Response, estimated: int) -> None:
         provider_name, bare = split_model(model)
         usage = response.usage
         with self.deps.engine.begin() as conn:
@@ -64,4 +66,5 @@ class Gateway:
                 output_tokens=usage.output_tokens,
                 cache_read_tokens=usage.cache_read_tokens,
                 cache_write_tokens=usage.cache_write_tokens,
+                estimated_input_tokens=estimated,
             )

@@ -6,6 +6,7 @@ from hango.agent.chain import Chain
 from hango.agent.middleware.base import Middleware
 from hango.agent.middleware.filesystem import FilesystemMiddleware
 from hango.agent.middleware.memory import MemoryMiddleware
+from hango.agent.middleware.overrides import ContextOverridesMiddleware
 from hango.agent.middleware.prompt_cache import PromptCacheMiddleware
 from hango.agent.middleware.skills import SkillsMiddleware
 from hango.agent.middleware.subagent import SubagentMiddleware
@@ -21,6 +22,7 @@ def default_stack() -> list[Middleware]:
         SkillsMiddleware(),
         MemoryMiddleware(),
         TodoMiddleware(),
+        ContextOverridesMiddleware(),
         SummarizationMiddleware(),
         PromptCacheMiddleware(),
         ToolAllowlistMiddleware(),

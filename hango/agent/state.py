@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hango.agent.overrides import Overrides
 from hango.agent.types import Message, ToolUseBlock
 
 
@@ -93,6 +94,8 @@ class RunState:
     deadline: float | None = None
     compact_trigger: float = 0.8
     trace_content: bool = False
+    overrides: Overrides = field(default_factory=Overrides)
+    excluded_tokens: int = 0
     compactor: Compactor | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

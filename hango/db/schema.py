@@ -181,6 +181,7 @@ usage_records = sa.Table(
     sa.Column("output_tokens", sa.Integer, nullable=False),
     sa.Column("cache_read_tokens", sa.Integer, nullable=False),
     sa.Column("cache_write_tokens", sa.Integer, nullable=False),
+    sa.Column("estimated_input_tokens", sa.Integer),
     _created(),
 )
 
@@ -204,6 +205,21 @@ rate_limit_windows = sa.Table(
     sa.Column("api_key_id", UUID(as_uuid=True), nullable=False),
     sa.Column("window_start", sa.DateTime(timezone=True), nullable=False),
     sa.Column("count", sa.Integer, nullable=False),
+)
+
+context_overrides = sa.Table(
+    "context_overrides",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("agent_id", UUID(as_uuid=True)),
+    sa.Column("session_id", UUID(as_uuid=True)),
+    sa.Column("part", sa.Text, nullable=False),
+    sa.Column("action", sa.Text, nullable=False),
+    sa.Column("replacement", sa.Text),
+    sa.Column("paired_from", sa.Text),
+    sa.Column("created_by", UUID(as_uuid=True), nullable=False),
+    _created(),
 )
 
 TENANT_TABLES: tuple[str, ...] = tuple(t.name for t in metadata.sorted_tables if "tenant_id" in t.c)

@@ -55,3 +55,18 @@ class Usage(Scoped):
             sa.select(tenants.c.token_quota, used).where(tenants.c.id == self.tenant_id)
         ).one()
         return None if row[0] is None else row[0] - row[1]
+
+    def last_call(self, session_id: Any) -> sa.Row | None:
+        """The session's most recent model call: its estimate and the input tokens the provider reported."""
+        reported = (
+            usage_records.c.input_tokens
+            + usage_records.c.cache_read_tokens
+            + usage_records.c.cache_write_tokens
+        )
+        query = (
+            sa.select(usage_records.c.estimated_input_tokens.label("estimated"), reported.label("reported"))
+            .where(self.where(usage_records.c.session_id == session_id))
+            .order_by(usage_records.c.created_at.desc())
+            .limit(1)
+        )
+        return self.conn.execute(query).first()

@@ -40,6 +40,7 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         history=[StoredMessage(1, Message("user", (TextBlock(description),)))],
         purpose="subagent",
         compactor=None,
+        overrides=parent.overrides.agent_only(),
         extra=dict(parent.extra),
     )
     gateway = Gateway(ctx.deps, child, child.time_left(ctx.deps.config.run_timeout))

@@ -47,6 +47,26 @@ def _render_block(block) -> str:
     return f"[tool result{' (error)' if block.is_error else ''}: {block.content[:CLIP]}]"
 
 
+def fit_summary(text: str, tokens: int) -> str:
+    """``text``, or its longest prefix whose ``summary`` part fits in ``tokens``.
+
+    When not even an empty summary fits, the request is over budget whatever the
+    summary says, so the text is left whole. The estimate never shrinks as a
+    text grows, so a binary search on the length finds the prefix.
+    """
+
+    def size(prefix: str) -> int:
+        return estimate_message(summary_message(prefix).message)
+
+    if size(text) <= tokens or size("") > tokens:
+        return text
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if size(text[:middle]) <= tokens else (low, middle - 1)
+    return text[:low]
+
+
 def choose_cut(draft: Draft, budget: int) -> int | None:
     """The first kept stored message: as much recent history as fits in half the budget, at least the last turn."""
     stored = [m for m in draft.messages if m.part != SUMMARY]
@@ -89,6 +109,10 @@ class SummarizationMiddleware(Middleware):
             return draft
         previous = f"Earlier summary:\n{state.summary.text}\n\n" if state.summary else ""
         text = state.compactor.summarize(previous + render(stored[:cut]))
+        # The summarizer may answer longer than the room recent history left it.
+        text = fit_summary(
+            text, budget - estimate_request(draft.with_(messages=tuple(stored[cut:])).to_request())
+        )
         through = seq_of(stored[cut - 1].part)
         kept = [summary_message(text), *stored[cut:]]
         if not is_valid([m.message for m in kept]):

@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 from hango.agent.draft import Draft
+from hango.agent.estimator import estimate_tool
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.types import Response
 
 
-def allowed_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
-    """The tool names a run may send and execute."""
+def enabled_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
+    """The tools the agent enables, widened by its skills' ``allowed_tools``."""
     widened = {name for skill in state.skills for name in skill.allowed_tools}
     return frozenset(agent.tools) | widened
 
 
+def allowed_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
+    """The tool names a call may send and execute: enabled and not excluded by an override."""
+    return enabled_tools(agent, state) - state.overrides.excluded_tools()
+
+
 class ToolAllowlistMiddleware(Middleware):
-    """Innermost of the stack, so no middleware after it can add a tool back."""
+    """Innermost of the stack, so no middleware after it can add a tool back (an excluded one included)."""
 
     name = "tool_allowlist"
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         allowed = allowed_tools(state.agent, state)
+        excluded = [
+            t for t in draft.tools if t.name in enabled_tools(state.agent, state) and t.name not in allowed
+        ]
+        state.excluded_tokens += sum(estimate_tool(t) for t in excluded)
         return call_next(draft.with_(tools=tuple(t for t in draft.tools if t.name in allowed)))

@@ -1,0 +1,128 @@
+"""Inspect: ``GET /v1/sessions/{id}/context`` — what the session's next model call would send."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from flask import current_app, g
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+from opentelemetry import trace
+
+from blueprints.common import error_response
+from hango import telemetry, tenancy
+from hango.agent.deps import Deps
+from hango.agent.draft import Draft
+from hango.agent.inspect import Assembly, inspect_session
+from hango.agent.parts import MalformedPart, kind_of
+from hango.agent.snapshot import Snapshot, build_snapshot
+from hango.agent.state import Caller
+from hango.agent.types import block_to_dict, message_to_dict
+from hango.db import db
+from hango.errors import NotFound, Unprocessable
+from hango.telemetry import names
+
+blp = Blueprint(
+    "context", __name__, url_prefix="/v1/sessions/<uuid:session_id>/context", description="Context inspector"
+)
+
+
+class InspectArgsSchema(Schema):
+    full = fields.String(
+        load_default=None, validate=validate.Length(max=520), metadata={"description": "a part id"}
+    )
+    format = fields.String(load_default="parts", validate=validate.OneOf(["parts", "request"]))
+
+
+def session_assembly(overrides=None) -> Assembly:
+    """The current session's next call, assembled through the real chain."""
+    who = tenancy.principal()
+    deps = Deps(db.engine, current_app.config["HANGO"])
+    return inspect_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id), overrides)
+
+
+def request_body(draft: Draft) -> dict[str, Any]:
+    """The provider-neutral request exactly as the next call would send it (after overrides)."""
+    request = draft.to_request()
+    return {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "system": [{"text": b.text, "cache_control": b.cache_control} for b in request.system],
+        "tools": [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ],
+        "messages": [{**message_to_dict(m), "cache_control": m.cache_control} for m in request.messages],
+    }
+
+
+def full_part(assembly: Assembly, part: str) -> dict[str, Any]:
+    """One part's whole original content, and its replacement when it is replaced."""
+    try:
+        kind = kind_of(part)
+    except MalformedPart:
+        raise Unprocessable(
+            f"{part!r} is not a part id", code="malformed_part", details={"parts": [part]}
+        ) from None
+    contents = {s.part: s.block.text for s in assembly.system}
+    contents |= {
+        f"tool:{t.name}": {"description": t.description, "input_schema": t.input_schema}
+        for t in assembly.tools
+    }
+    contents |= {m.part: [block_to_dict(b) for b in m.message.content] for m in assembly.messages}
+    if part not in contents:
+        raise NotFound(f"{part} is not part of this session's next request")
+    override = assembly.state.overrides.get(part)
+    replacement = override.replacement if override is not None else None
+    return {"part": part, "kind": kind, "content": contents[part], "replacement": replacement}
+
+
+def _record(snapshot: Snapshot, started: float) -> None:
+    span = trace.get_current_span()
+    span.set_attributes(
+        {
+            names.CONTEXT_PARTS_SYSTEM: len(snapshot.system),
+            names.CONTEXT_PARTS_TOOLS: len(snapshot.tools),
+            names.CONTEXT_PARTS_MESSAGES: len(snapshot.messages),
+            names.CONTEXT_TOKENS_BEFORE: snapshot.total_before,
+            names.CONTEXT_TOKENS_AFTER: snapshot.total_after,
+            names.CONTEXT_WOULD_COMPACT: snapshot.would_compact,
+        }
+    )
+    for view in (*snapshot.system, *snapshot.tools, *snapshot.messages):
+        if view.stale:
+            span.add_event(names.EVENT_OVERRIDE_STALE, {"part": view.id})
+        elif view.paired:
+            span.add_event(names.EVENT_OVERRIDE_PAIRED, {"part": view.id})
+    duration = telemetry.meter().create_histogram(names.METRIC_CONTEXT_INSPECT_DURATION, unit="s")
+    duration.record(time.monotonic() - started)
+
+
+@blp.route("")
+class Context(MethodView):
+    @blp.arguments(InspectArgsSchema, location="query")
+    @blp.response(200)
+    @error_response(blp, 404, "`not_found`: no such session (or not the caller's), or `full` names no part.")
+    @error_response(blp, 422, "`malformed_part`: `full` is not a part id.")
+    def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
+        """The session's next model request, part by part with token estimates; nothing is written."""
+        started = time.monotonic()
+        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_INSPECT):
+            assembly = session_assembly()
+            if args["full"]:
+                return full_part(assembly, args["full"])
+            if args["format"] == "request":
+                return request_body(assembly.captured)
+            snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
+            _record(snapshot, started)
+        last = tenancy.store().usage.last_call(session_id)
+        return {
+            "session_id": str(session_id),
+            "agent_id": str(assembly.state.agent.id),
+            "model": assembly.state.agent.model,
+            **snapshot.as_dict(),
+            "last_call": {"estimated": last.estimated, "reported": last.reported} if last else None,
+        }

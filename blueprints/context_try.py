@@ -1,0 +1,148 @@
+"""Try: ``POST /v1/sessions/{id}/context/try`` — one model call with parts removed, session untouched.
+
+The provider call runs in a bounded thread pool with ``HANGO_CONTEXT_TRY_TIMEOUT``
+(and the same timeout on the SDK call, so an abandoned call ends): timeout →
+504, pool full → 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from flask import current_app, g
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+from opentelemetry import context, trace
+
+from blueprints.common import error_response
+from hango import telemetry, tenancy
+from hango.agent import trying
+from hango.agent.deps import Deps
+from hango.agent.gateway import Gateway
+from hango.agent.inspect import prepared_state
+from hango.agent.overrides import MAX_REPLACEMENT
+from hango.agent.state import Caller
+from hango.agent.types import Response
+from hango.db import db
+from hango.errors import GatewayTimeout, HangoError, ServiceUnavailable
+from hango.store import TenantStore
+from hango.telemetry import names
+
+blp = Blueprint(
+    "context_try",
+    __name__,
+    url_prefix="/v1/sessions/<uuid:session_id>/context",
+    description="Context inspector",
+)
+
+POOL_SIZE = 4
+_pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="context-try")
+_slots = threading.BoundedSemaphore(POOL_SIZE)
+
+PART = fields.String(validate=validate.Length(min=1, max=520))
+
+
+class TryBodySchema(Schema):
+    exclude = fields.List(PART, load_default=list, validate=validate.Length(max=5_000))
+    include = fields.List(PART, load_default=list, validate=validate.Length(max=5_000))
+    replace = fields.Dict(
+        keys=PART, values=fields.String(validate=validate.Length(max=MAX_REPLACEMENT)), load_default=dict
+    )
+    message = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=200_000))
+
+
+class TryResultSchema(Schema):
+    message = fields.Dict()
+    stop_reason = fields.String()
+    usage = fields.Dict()
+    model = fields.String()
+    excluded = fields.List(fields.String())
+    added = fields.List(fields.String())
+    duration_ms = fields.Integer()
+
+
+def _in_pool(call, timeout: float) -> Response:
+    """Run ``call`` on the pool with the caller's trace context; 503 when full, 504 past ``timeout``."""
+    if not _slots.acquire(blocking=False):
+        raise ServiceUnavailable("every try slot is busy", code="try_pool_full", headers={"Retry-After": "5"})
+    parent = context.get_current()
+
+    def run() -> Response:
+        token = context.attach(parent)
+        try:
+            return call()
+        finally:
+            context.detach(token)
+            _slots.release()
+
+    future = _pool.submit(run)
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        raise GatewayTimeout(
+            "the try call passed HANGO_CONTEXT_TRY_TIMEOUT", code="provider_timeout"
+        ) from None
+
+
+def _audit(excluded: list[str], model: str, outcome: str) -> None:
+    """``context.try`` in its own transaction, so failed calls are audited too."""
+    who = tenancy.principal()
+    with db.engine.begin() as conn:
+        TenantStore(conn, who.tenant_id).audit.record(
+            "context.try",
+            "session",
+            g.session.id,
+            actor_user_id=who.user_id,
+            api_key_id=who.api_key_id,
+            detail={"excluded": excluded, "model": model, "outcome": outcome},
+        )
+
+
+@blp.route("/try")
+class ContextTry(MethodView):
+    @blp.arguments(TryBodySchema)
+    @blp.response(200, TryResultSchema)
+    @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
+    @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
+    @error_response(blp, 422, "the same reasons as the override PUTs, with `details.parts`.")
+    @error_response(blp, 502, "`provider_error`: the provider failed.")
+    @error_response(blp, 503, "`try_pool_full`: every try slot is busy; retry after `Retry-After`.")
+    @error_response(blp, 504, "`provider_timeout`: no answer within HANGO_CONTEXT_TRY_TIMEOUT.")
+    def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
+        """Send one model call with the current overrides plus the body's; nothing is stored."""
+        trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
+        config = current_app.config["HANGO"]
+        deps = Deps(db.engine, config)
+        who = tenancy.principal()
+        chain, state = prepared_state(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
+        plan = trying.plan(state, trying.TryBody(**body))
+        state = trying.for_try(state, plan)
+        trying.shape_history(state, body["message"])
+        db.commit()  # nothing of this request's own is written; free its connection during the call
+        gateway = Gateway(deps, state, config.context_try_timeout)
+        started = time.monotonic()
+        outcome = "error"
+        try:
+            response = _in_pool(lambda: trying.send(chain, state, gateway), config.context_try_timeout)
+            outcome = "ok"
+        except HangoError as exc:
+            outcome = exc.code
+            raise
+        finally:
+            _audit(plan.excluded, state.agent.model, outcome)
+            telemetry.meter().create_counter(names.METRIC_CONTEXT_TRY).add(1, {"outcome": outcome})
+        return {
+            "message": trying.answer(response),
+            "stop_reason": response.stop_reason,
+            "usage": vars(response.usage),
+            "model": state.agent.model,
+            "excluded": plan.excluded,
+            "added": plan.added,
+            "duration_ms": int((time.monotonic() - started) * 1000),
+        }

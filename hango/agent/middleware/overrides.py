@@ -1,0 +1,59 @@
+"""The ContextOverrides slot: loads overrides once per run and filters messages before summarization.
+
+System overrides are applied in ``Chain.system_blocks`` and tool overrides in
+the allowlist slot; this slot drops or replaces ``message:*`` and ``summary``
+parts, so compaction and the token budget see the filtered history. If a stored
+set went bad after it was saved (a newer message changed the pairing), the call
+is sent without the message overrides: never an invalid request.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from opentelemetry import trace
+
+from hango.agent.draft import Draft
+from hango.agent.estimator import estimate_message
+from hango.agent.middleware.base import Middleware, ModelHandler
+from hango.agent.overrides import Override, Overrides, apply_messages
+from hango.agent.state import RunState
+from hango.agent.types import Response
+from hango.agent.validate import validate_history
+from hango.telemetry import names
+
+log = logging.getLogger(__name__)
+
+
+def load_overrides(store, state: RunState) -> Overrides:
+    """The agent's and the session's stored overrides (one query)."""
+    agent, session = store.context_overrides.for_run(state.agent.id, state.session_id)
+    return Overrides.of(map(as_override, agent), map(as_override, session))
+
+
+def as_override(stored) -> Override:
+    """A stored row as the runtime's ``Override``."""
+    return Override(stored.part, stored.action, stored.replacement, stored.paired_from)
+
+
+class ContextOverridesMiddleware(Middleware):
+    name = "context_overrides"
+
+    def before_run(self, state: RunState, deps) -> None:
+        state.overrides = load_overrides(state.extra["store"], state)
+
+    def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
+        if not state.overrides.session:
+            return call_next(draft)
+        kept = apply_messages(draft.messages, state.overrides.session)
+        problems = validate_history([m.message for m in kept])
+        if problems:
+            log.error(
+                "stored message overrides no longer leave a valid history (%s); sent without them",
+                problems[0].code,
+            )
+            trace.get_current_span().add_event(names.EVENT_OVERRIDES_DROPPED, {"reason": problems[0].code})
+            return call_next(draft)
+        dropped = [m for m in draft.messages if m not in kept]
+        state.excluded_tokens += sum(estimate_message(m.message) for m in dropped)
+        return call_next(draft.with_(messages=tuple(kept)))

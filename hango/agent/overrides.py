@@ -1,0 +1,180 @@
+"""Context overrides: exclude or replace parts of the outgoing request, never the stored history.
+
+A set of overrides must leave a valid request. ``close_set`` pulls in the
+tool_use/tool_result companions of every excluded message (``paired_from``
+names the part that pulled them in) and rejects, with a reason, a set that
+would leave no user message or a history that starts with an assistant message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from hango.agent.parts import SUMMARY, MalformedPart, PartID, SourcedBlock, SourcedMessage, kind_of
+from hango.agent.types import Block, Message, TextBlock
+from hango.agent.validate import tool_pairs, validate_history
+from hango.errors import Unprocessable
+
+EXCLUDE, REPLACE = "exclude", "replace"
+AGENT_KINDS = frozenset({"system", "tool"})
+SESSION_KINDS = frozenset({"message", "summary"})
+MAX_REPLACEMENT = 200_000
+
+
+@dataclass(frozen=True)
+class Override:
+    part: PartID
+    action: str
+    replacement: str | None = None
+    paired_from: PartID | None = None
+
+
+class OverrideRejected(Unprocessable):
+    """An override set that would break the request; ``code`` says which rule, ``details`` which parts."""
+
+    def __init__(self, code: str, message: str, parts: Iterable[PartID]) -> None:
+        super().__init__(message, code=code, details={"reason": code, "parts": sorted(set(parts))})
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The overrides one model call sees: the agent's (system, tools) and the session's (messages, summary)."""
+
+    agent: dict[PartID, Override] = field(default_factory=dict)
+    session: dict[PartID, Override] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, agent: Iterable[Override], session: Iterable[Override]) -> Overrides:
+        return cls({o.part: o for o in agent}, {o.part: o for o in session})
+
+    def __len__(self) -> int:
+        return len(self.agent) + len(self.session)
+
+    def get(self, part: PartID) -> Override | None:
+        return self.agent.get(part) or self.session.get(part)
+
+    def excluded_tools(self) -> frozenset[str]:
+        return frozenset(p.removeprefix("tool:") for p, o in self.agent.items() if p.startswith("tool:"))
+
+    def agent_only(self) -> Overrides:
+        """What a subagent sees: its history is its own, so no session overrides."""
+        return Overrides(self.agent, {})
+
+
+def check_override(override: Override, target: str) -> None:
+    """Reject a malformed override for ``target`` (``agent`` or ``session``) with its reason code."""
+    part = override.part
+    try:
+        kind = kind_of(part)
+    except MalformedPart:
+        raise OverrideRejected("malformed_part", f"{part!r} is not a part id", [part]) from None
+    kinds = AGENT_KINDS if target == "agent" else SESSION_KINDS
+    if kind not in kinds:
+        route = "session" if target == "agent" else "agent"
+        raise OverrideRejected("wrong_target", f"{part} is overridden on the {route}'s route", [part])
+    if override.action == REPLACE and kind == "tool":
+        message = "a tool's schema cannot be replaced: it must match the tool's argument validation"
+        raise OverrideRejected("replace_not_allowed_for_tools", message, [part])
+    if override.action == REPLACE and override.replacement is None:
+        raise OverrideRejected("replacement_required", f"replace on {part} needs a replacement", [part])
+    if override.action == EXCLUDE and override.replacement is not None:
+        raise OverrideRejected("replacement_not_allowed", f"exclude on {part} takes no replacement", [part])
+
+
+def apply_system(blocks: Sequence[SourcedBlock], overrides: Overrides) -> list[SourcedBlock]:
+    """Drop excluded system blocks and swap the text of replaced ones."""
+    out = []
+    for sourced in blocks:
+        override = overrides.agent.get(sourced.part)
+        if override is None:
+            out.append(sourced)
+        elif override.action == REPLACE:
+            out.append(replace(sourced, block=Block(override.replacement)))
+    return out
+
+
+def apply_messages(
+    messages: Sequence[SourcedMessage], overrides: dict[PartID, Override]
+) -> list[SourcedMessage]:
+    """Drop excluded messages; a replace swaps a message's text blocks, its tool blocks stay."""
+    out = []
+    for sourced in messages:
+        override = overrides.get(sourced.part)
+        if override is None:
+            out.append(sourced)
+        elif override.action == REPLACE:
+            out.append(replace(sourced, message=replaced_text(sourced.message, override.replacement)))
+    return out
+
+
+def replaced_text(message: Message, text: str) -> Message:
+    """``message`` with its text blocks replaced by one block holding ``text`` (where the first one was)."""
+    content, placed = [], False
+    for block in message.content:
+        if not isinstance(block, TextBlock):
+            content.append(block)
+        elif not placed:
+            content.append(TextBlock(text))
+            placed = True
+    return replace(message, content=tuple(content))
+
+
+def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]:
+    """For each message part, the parts its tool_use/tool_result blocks pair with."""
+    pairs = tool_pairs([m.message for m in messages])
+    return {
+        messages[i].part: sorted(messages[j].part for j in pairs.get(i, ())) for i in range(len(messages))
+    }
+
+
+def close_set(
+    explicit: Sequence[Override], messages: Sequence[SourcedMessage]
+) -> tuple[list[Override], list[PartID]]:
+    """The session set closed under pairing, and the companion parts it added; rejects an invalid set."""
+    chosen = _distinct(o for o in explicit if o.paired_from is None)
+    present = {m.part: m for m in messages}
+    for o in chosen.values():
+        if o.action == REPLACE and o.part in present and not _has_text(present[o.part].message):
+            raise OverrideRejected("replace_needs_text", f"{o.part} holds no text to replace", [o.part])
+    pairs = companions(messages)
+    queue = [o.part for o in chosen.values() if o.action == EXCLUDE]
+    added: list[PartID] = []
+    while queue:
+        origin = queue.pop()
+        for part in pairs.get(origin, ()):
+            if part in chosen and chosen[part].action == EXCLUDE:
+                continue
+            chosen[part] = Override(part, EXCLUDE, None, origin)
+            added.append(part)
+            queue.append(part)
+    _check_history(apply_messages(messages, chosen), chosen)
+    return sorted(chosen.values(), key=lambda o: o.part), sorted(added)
+
+
+def _distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:
+    chosen: dict[PartID, Override] = {}
+    for o in overrides:
+        if o.part in chosen:
+            raise OverrideRejected("duplicate_part", f"{o.part} appears more than once", [o.part])
+        chosen[o.part] = o
+    return chosen
+
+
+def _has_text(message: Message) -> bool:
+    return any(isinstance(b, TextBlock) for b in message.content)
+
+
+def _check_history(kept: Sequence[SourcedMessage], chosen: dict[PartID, Override]) -> None:
+    problems = validate_history([m.message for m in kept])
+    if not problems:
+        return
+    problem = problems[0]
+    culprits = [p for p, o in chosen.items() if o.action == EXCLUDE] or [SUMMARY]
+    if problem.code == "starts_with_assistant" and kept:
+        culprits = [p for p in chosen if _seq_or_zero(p) < _seq_or_zero(kept[0].part)] or culprits
+    raise OverrideRejected(problem.code, problem.message, culprits)
+
+
+def _seq_or_zero(part: PartID) -> int:
+    return int(part.removeprefix("message:")) if part.startswith("message:") else 0
