@@ -17,13 +17,14 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response
-from hango import tenancy
+from hango import telemetry, tenancy
 from hango.agent.inspect import visible_history
 from hango.agent.overrides import MAX_REPLACEMENT, Override, OverrideRejected, check_override, close_set
 from hango.agent.parts import PartID
 from hango.agent.state import Caller
 from hango.errors import NotFound, PreconditionFailed
 from hango.store.context_overrides import StoredOverride, Target
+from hango.telemetry import names
 
 blp = Blueprint("overrides", __name__, url_prefix="/v1", description="Context overrides")
 
@@ -84,6 +85,8 @@ def _put(target: Target, overrides: list[Override], close) -> tuple[dict, int, d
     store.context_overrides.replace(target, rows, tenancy.principal().user_id)
     detail = {"parts": [{"part": o.part, "action": o.action} for o in closed], "added": added}
     tenancy.audit("context.override", target.kind, target.id, detail)
+    active = telemetry.meter().create_gauge(names.METRIC_CONTEXT_OVERRIDES_ACTIVE)
+    active.set(store.context_overrides.count_active(), {names.TENANT_ID: str(store.tenant_id)})
     return _respond(target, added)
 
 
