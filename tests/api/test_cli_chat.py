@@ -1,0 +1,32 @@
+"""``hango chat`` against a real gunicorn server: the run's reply is printed, the history grows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hango.cli import main
+from tests.support.world import World
+
+pytestmark = pytest.mark.server
+
+
+def test_chat_prints_the_reply_and_stores_the_turn(live_server, acme, world: World, monkeypatch, capsys):
+    monkeypatch.setenv("HANGO_API_URL", live_server)
+    monkeypatch.setenv("HANGO_API_KEY", acme.member.key)
+    assert main(["chat", "--session", world.session, "what do you see?"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "#4 assistant"
+    assert "not a language model" in out[1] and 'Last user text: "what do you see?"' in out[1]
+    assert out[-1].endswith(": completed, end_turn)")
+    assert main(["messages", "--session", world.session, "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)["items"]
+    assert [m["seq"] for m in history] == [1, 2, 3, 4]
+
+
+def test_chat_on_another_members_session_exits_1(live_server, acme, world: World, monkeypatch, capsys):
+    monkeypatch.setenv("HANGO_API_URL", live_server)
+    monkeypatch.setenv("HANGO_API_KEY", acme.member2.key)
+    assert main(["chat", "--session", world.session, "hello"]) == 1
+    assert "not_found" in capsys.readouterr().err
