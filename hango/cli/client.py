@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -46,9 +46,13 @@ class ApiError(ClientError):
             error = response.json()["error"]
             message, self.code = error["message"], error["code"]
         except (ValueError, KeyError, TypeError):
-            message, self.code = response.reason or "error", "http_error"
+            message, self.code, error = response.reason or "error", "http_error", {}
         self.status = response.status_code
-        super().__init__(f"{message} ({self.status} {self.code})")
+        details = error.get("details")
+        parts = details.get("parts") if isinstance(details, dict) else None
+        # The override routes name the parts a 422 is about; say them on the same line.
+        named = f"; parts: {', '.join(map(str, parts))}" if isinstance(parts, list) and parts else ""
+        super().__init__(f"{message} ({self.status} {self.code}){named}")
 
 
 class Client:
@@ -67,10 +71,24 @@ class Client:
 
     def request(self, method: str, path: str, *, params: dict | None = None, body: Any = None) -> Any:
         """The decoded JSON answer (None for 204); raises ``ClientError`` on any failure."""
+        return self.exchange(method, path, params=params, body=body)[0]
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict | None = None,
+        body: Any = None,
+        headers: dict | None = None,
+    ) -> tuple[Any, Mapping[str, str]]:
+        """The decoded JSON answer and the response's headers (for an ``ETag``); raises ``ClientError``."""
         url = f"{self.base_url}{path}"
         params = {k: v for k, v in (params or {}).items() if v is not None}
         try:
-            response = self._http.request(method, url, params=params, json=body, timeout=TIMEOUT)
+            response = self._http.request(
+                method, url, params=params, json=body, headers=headers, timeout=TIMEOUT
+            )
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise ServerUnreachable(f"cannot reach the hango server at {self.base_url}") from exc
         except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema) as exc:
@@ -78,9 +96,9 @@ class Client:
         if response.status_code >= 400:
             raise ApiError(response)
         if response.status_code == 204:
-            return None
+            return None, response.headers
         try:
-            return response.json()
+            return response.json(), response.headers
         except ValueError as exc:
             raise ClientError(f"the server's answer to {method} {path} is not JSON") from exc
 

@@ -1,0 +1,258 @@
+"""``hango context show|exclude|include|replace|try``: the context inspector through the public API.
+
+``show`` prints the inspect response as a table. The change commands read the
+session's parts (for the agent id, ranges and pairing), then read the override
+set of each route they touch with its ``ETag``, change it, and ``PUT`` it back
+with ``If-Match``: system/tool parts go to the agent's route, message/summary
+parts to the session's. ``message:3..9`` (inclusive) names the session's
+messages in that range.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from hango.cli import client
+from hango.cli.client import ApiError, Client, ClientError, UsageError
+from hango.cli.context_parts import Overrides, by_route, closure, expand, known_parts, pairing, route_of
+from hango.cli.context_table import Style, render_full, render_snapshot, render_try
+
+EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
+INCLUDE_HELP = "parts to send this time although stored overrides leave them out"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``hango context`` and its actions."""
+    parser = commands.add_parser(
+        "context", help="see and change what a session sends to the model (API client)"
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = _command(actions, "show", "print the session's next model request, part by part", show_context)
+    what = show.add_mutually_exclusive_group()
+    what.add_argument("--full", metavar="PART", help="print one part's whole content")
+    what.add_argument("--request", action="store_true", help="print the exact request body as JSON")
+    for name, text, action in (
+        ("exclude", "leave parts out of the session's next runs", exclude_parts),
+        ("include", "remove parts' overrides (and their companions')", include_parts),
+    ):
+        _command(actions, name, text, action).add_argument("parts", nargs="+", metavar="PART")
+    replace = _command(actions, "replace", "send a part with other text in the next runs", replace_part)
+    replace.add_argument("part", metavar="PART")
+    source = replace.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the replacement text")
+    source.add_argument("--file", type=Path, help="read the replacement from a file (- for stdin)")
+    attempt = _command(actions, "try", "send one model call with parts left out; nothing is stored", try_call)
+    attempt.add_argument(
+        "--exclude", nargs="+", action="extend", default=[], metavar="PART", help=EXCLUDE_HELP
+    )
+    attempt.add_argument(
+        "--include", nargs="+", action="extend", default=[], metavar="PART", help=INCLUDE_HELP
+    )
+    attempt.add_argument("--message", help="a user message to append for this call")
+
+
+def _command(
+    actions: argparse._SubParsersAction, name: str, text: str, action: client.Action
+) -> argparse.ArgumentParser:
+    """A ``hango context`` action with ``--session`` and ``--json``."""
+    parser = actions.add_parser(name, help=text, description=text)
+    parser.add_argument("--session", required=True, help="the session's id")
+    parser.add_argument("--json", action="store_true", help="print the server's JSON answer")
+    parser.set_defaults(handler=partial(handle, action))
+    return parser
+
+
+def handle(action: client.Action, args: argparse.Namespace) -> int:
+    """Run one action through the shared client runner; a closed pipe (``| head``) ends quietly."""
+    try:
+        code = client.run(action, partial(_print, action, args), args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        # Python would report the broken pipe again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
+
+
+def _print(action: client.Action, args: argparse.Namespace, result: Any) -> None:
+    for line in PRINTERS[action](result, args):
+        print(line)
+
+
+def inspect(api: Client, session: str, **params: str) -> Any:
+    """``GET /v1/sessions/{id}/context``."""
+    return api.request("GET", f"/v1/sessions/{session}/context", params=params)
+
+
+def show_context(api: Client, args: argparse.Namespace) -> Any:
+    """The inspect response, one part in full, or the request body."""
+    if args.full:
+        return inspect(api, args.session, full=args.full)
+    if args.request:
+        return inspect(api, args.session, format="request")
+    return inspect(api, args.session)
+
+
+def show_lines(result: Any, args: argparse.Namespace) -> list[str]:
+    """The table, one part's content, or the request as JSON."""
+    if args.full:
+        return render_full(result)
+    if args.request:
+        return [json.dumps(result, indent=2, ensure_ascii=False)]
+    width = shutil.get_terminal_size().columns
+    return render_snapshot(result, width, Style.for_stream(sys.stdout))
+
+
+class Routes:
+    """The override sets of one session's routes, each read once with its ``ETag``."""
+
+    def __init__(self, api: Client, snapshot: dict[str, Any]) -> None:
+        self.api = api
+        self.snapshot = snapshot
+        self._read: dict[str, tuple[Overrides, str | None]] = {}
+
+    def path(self, route: str) -> str:
+        """The agent's override route for ``agent``, the session's for ``session``."""
+        if route == "agent":
+            return f"/v1/agents/{self.snapshot['agent_id']}/context-overrides"
+        return f"/v1/sessions/{self.snapshot['session_id']}/context-overrides"
+
+    def read(self, route: str) -> Overrides:
+        """The route's stored set (companions included), read once."""
+        if route not in self._read:
+            body, headers = self.api.exchange("GET", self.path(route))
+            self._read[route] = (Overrides(body["overrides"]), headers.get("ETag"))
+        return self._read[route][0]
+
+    def write(self, route: str, overrides: Overrides) -> dict[str, Any]:
+        """PUT the route's new set with ``If-Match``; a 412 is reported plainly."""
+        etag = self._read[route][1]
+        try:
+            body, _ = self.api.exchange(
+                "PUT", self.path(route), body=overrides.body(), headers={"If-Match": etag}
+            )
+        except ApiError as exc:
+            if exc.status == 412:
+                raise ClientError(
+                    f"the {route}'s overrides changed while this command ran (someone else saved them); "
+                    f"nothing was saved for the {route}: run the command again"
+                ) from exc
+            raise
+        return body
+
+
+def _parts(api: Client, session: str, specs: list[str]) -> tuple[dict[str, Any], list[str]]:
+    snapshot = inspect(api, session)
+    return snapshot, expand(specs, known_parts(snapshot))
+
+
+def exclude_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """Exclude parts; the server pulls in their tool pair companions."""
+    snapshot, parts = _parts(api, args.session, args.parts)
+    routes, saved, companions, already = Routes(api, snapshot), {}, [], []
+    for route, chosen in by_route(parts):
+        before = routes.read(route)
+        if before.excludes(chosen):
+            already += chosen
+            continue
+        saved[route] = routes.write(route, before.with_excluded(chosen))
+        companions += [p for p in saved[route]["added"] if p not in before.parts() and p not in parts]
+    known = set(known_parts(snapshot))
+    return {
+        "excluded": [p for p in parts if p not in already],
+        "already": already,
+        "companions": companions,
+        "unknown": [p for p in parts if p not in known],
+        "saved": saved,
+    }
+
+
+def include_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """Remove the parts' overrides and those of every part they pair with."""
+    snapshot, parts = _parts(api, args.session, args.parts)
+    routes, saved, included, released = Routes(api, snapshot), {}, [], []
+    for route, chosen in by_route(parts):
+        before = routes.read(route)
+        freed = closure(chosen, pairing(snapshot)) & before.parts()
+        if freed:
+            saved[route] = routes.write(route, before.without(freed))
+        included += [p for p in chosen if p in freed]
+        released += sorted(freed - set(chosen))
+    unchanged = [p for p in parts if p not in included]
+    return {"included": included, "released": released, "unchanged": unchanged, "saved": saved}
+
+
+def replace_part(api: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """Save a replace override on one part."""
+    text = _replacement(args)
+    routes = Routes(api, inspect(api, args.session))
+    route = route_of(args.part)
+    before = routes.read(route)
+    return {
+        "replaced": [args.part],
+        "saved": {route: routes.write(route, before.with_replaced(args.part, text))},
+    }
+
+
+def _replacement(args: argparse.Namespace) -> str:
+    if args.text is not None:
+        return args.text
+    try:
+        return sys.stdin.read() if str(args.file) == "-" else args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the replacement from {args.file}: {exc}") from exc
+
+
+def try_call(api: Client, args: argparse.Namespace) -> Any:
+    """One model call with the stored overrides and these changes; nothing is stored.
+
+    An included part brings its tool pair companions along, as ``include`` does:
+    the server would otherwise leave it out again for the companion's sake.
+    """
+    wanted = [*args.exclude, *args.include]
+    snapshot = inspect(api, args.session) if args.include or any(".." in s for s in wanted) else None
+    known = known_parts(snapshot) if snapshot else []
+    body = {"exclude": expand(args.exclude, known), "include": expand(args.include, known)}
+    if snapshot:
+        together = closure(body["include"], pairing(snapshot))
+        body["include"] += [p for p in known if p in together and p not in body["include"]]
+    if args.message is not None:
+        body["message"] = args.message
+    return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
+
+
+EXCLUDE_SAYS = (
+    ("excluded", "excluded {}"),
+    ("companions", "pulled in as tool pair companions: {}"),
+    ("already", "already excluded: {}"),
+    ("unknown", "not in the next request (kept as stale overrides): {}"),
+)
+INCLUDE_SAYS = (
+    ("included", "included {}"),
+    ("released", "released tool pair companions: {}"),
+    ("unchanged", "no override to remove: {}"),
+)
+REPLACE_SAYS = (("replaced", "replaced {}: the next runs send the new text"),)
+
+
+def said(
+    phrases: tuple[tuple[str, str], ...], result: dict[str, Any], _args: argparse.Namespace
+) -> list[str]:
+    """One line for each non-empty list of part ids in ``result``, in the words of ``phrases``."""
+    return [text.format(", ".join(result[key])) for key, text in phrases if result[key]]
+
+
+PRINTERS = {
+    show_context: show_lines,
+    exclude_parts: partial(said, EXCLUDE_SAYS),
+    include_parts: partial(said, INCLUDE_SAYS),
+    replace_part: partial(said, REPLACE_SAYS),
+    try_call: lambda result, _args: render_try(result),
+}

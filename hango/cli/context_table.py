@@ -1,0 +1,208 @@
+"""How ``hango context`` prints: the grouped parts table, one part in full, and a try answer.
+
+Every piece of text from the server goes through ``visible`` first, so a preview
+or an answer can neither break the table's lines nor send escape sequences to
+the terminal. Colour only on a terminal, and never with ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+GROUPS = (("system", "SYSTEM"), ("tools", "TOOLS"), ("messages", "MESSAGES"))
+LABEL_MAX = 40
+MIN_PREVIEW = 8
+GAP = "  "
+ELLIPSIS = "…"
+# C0/C1 controls, DEL, line/paragraph separators and bidi overrides: any of them can reshape a line.
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+BADGES = (
+    ("replaced", "replaced: sent with its replacement text"),
+    ("paired", "paired: excluded as a tool_use/tool_result companion"),
+    ("stale", "stale: an override whose part is gone"),
+    ("cached", "cached: in the cached prompt prefix, changing it misses the cache"),
+)
+COLOURS = {"heading": "1", "off": "2", "cached": "36", "paired": "33", "stale": "31", "replaced": "35"}
+
+
+@dataclass(frozen=True)
+class Style:
+    """Whether to colour, decided once per command."""
+
+    colour: bool
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Style:
+        """Colour on a terminal unless ``NO_COLOR`` is set (https://no-color.org) or ``TERM=dumb``."""
+        wanted = not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        return cls(wanted and stream.isatty())
+
+    def paint(self, text: str, role: str) -> str:
+        """``text`` in ``role``'s colour, or unchanged."""
+        return f"\x1b[{COLOURS[role]}m{text}\x1b[0m" if self.colour and text else text
+
+
+def visible(text: str, keep_lines: bool = False) -> str:
+    """Control characters as escapes (``\\n``, ``\\x1b``); with ``keep_lines``, newlines and tabs stay."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if keep_lines and char in "\n\t":
+            return char
+        return _ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+    return _INVISIBLE.sub(escape, text)
+
+
+def char_width(char: str) -> int:
+    """Terminal columns of one character: 0 for combining marks, 2 for wide East Asian ones."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def width_of(text: str) -> int:
+    """Terminal columns of a one-line string."""
+    return sum(map(char_width, text))
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in exactly ``width`` columns: cut on a character boundary (ending in …) or padded."""
+    if width_of(text) > width:
+        kept, used = [], 0
+        for char in text:
+            if used + char_width(char) > width - 1:
+                break
+            kept.append(char)
+            used += char_width(char)
+        text = "".join(kept) + ELLIPSIS
+    return text + " " * (width - width_of(text))
+
+
+def badges_of(part: dict[str, Any]) -> list[str]:
+    """The part's flags as short words."""
+    flags = {
+        "replaced": part.get("override") == "replace",
+        "paired": part.get("paired"),
+        "stale": part.get("stale"),
+        "cached": part.get("cached_prefix"),
+    }
+    return [name for name, _ in BADGES if flags[name]]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column widths: id and label per group, tokens and badges shared so numbers line up."""
+
+    ident: int
+    label: int
+    preview: int
+    tokens: int
+    badges: int
+
+
+def columns_for(parts: list[dict[str, Any]], tokens: int, badges: int, width: int) -> Columns:
+    """Widths for one group at a terminal ``width``; the preview takes what is left."""
+    ident = max((width_of(visible(p["id"])) for p in parts), default=0)
+    label = min(max((width_of(visible(p["label"])) for p in parts), default=0), LABEL_MAX)
+    fixed = len("[x] ") + ident + len(GAP) + label + len(GAP) + tokens + (len(GAP) + badges if badges else 0)
+    preview = width - fixed - len(GAP)
+    return Columns(ident, label, preview if preview >= MIN_PREVIEW else 0, tokens, badges)
+
+
+def part_line(part: dict[str, Any], cols: Columns, style: Style) -> str:
+    """One row: checkbox, id, label, preview, tokens, badges."""
+    cells = ["[x]" if part["included"] else "[ ]", fit(visible(part["id"]), cols.ident)]
+    cells.append(fit(visible(part["label"]), cols.label))
+    if cols.preview:
+        cells.append(fit(visible(part["preview"]), cols.preview))
+    cells.append(str(part["tokens"]).rjust(cols.tokens))
+    line = " ".join(cells[:2]) + GAP + GAP.join(cells[2:])
+    line = line if part["included"] else style.paint(line, "off")
+    badges = " ".join(style.paint(name, name) for name in badges_of(part))
+    return f"{line}{GAP}{badges}" if badges else line
+
+
+def group_heading(title: str, totals: dict[str, int], count: int, style: Style) -> str:
+    """``SYSTEM  6 parts  385 → 385 tokens``: the group's total before and after overrides."""
+    noun = "part" if count == 1 else "parts"
+    return f"{style.paint(title, 'heading')}  {count} {noun}  {totals['before']} → {totals['after']} tokens"
+
+
+def summary_lines(snapshot: dict[str, Any], style: Style) -> list[str]:
+    """The header: whose request, the totals before and after, the window and the request badges."""
+    counted = "counted by the provider" if snapshot["counted"] == "provider" else "estimate"
+    badges = [style.paint(counted, "heading")]
+    if snapshot["would_compact"]:
+        badges.append(style.paint("would compact", "stale"))
+    lines = [
+        f"session {snapshot['session_id']} · agent {snapshot['agent_id']} · model {visible(snapshot['model'])}",
+        f"total {snapshot['total_before']} → {snapshot['total_after']} tokens  [{'] ['.join(badges)}]",
+        f"window {snapshot['context_window']} · compacts at {snapshot['compact_at']} · free {snapshot['free']}",
+    ]
+    last = snapshot.get("last_call")
+    if last:
+        reported = "-" if last.get("reported") is None else last["reported"]
+        lines.append(f"last call: estimated {last['estimated']}, reported by the provider {reported}")
+    return lines
+
+
+def render_snapshot(snapshot: dict[str, Any], width: int, style: Style) -> list[str]:
+    """The whole ``hango context show`` table as lines."""
+    every = [p for group, _ in GROUPS for p in snapshot[group]]
+    tokens = max((len(str(p["tokens"])) for p in every), default=1)
+    badges = max((len(" ".join(badges_of(p))) for p in every), default=0)
+    lines = summary_lines(snapshot, style)
+    for group, title in GROUPS:
+        parts = snapshot[group]
+        lines += ["", group_heading(title, snapshot["totals"][group], len(parts), style)]
+        cols = columns_for(parts, tokens, badges, width)
+        lines += [part_line(p, cols, style) for p in parts]
+    used = {name for p in every for name in badges_of(p)}
+    legend = [text for name, text in BADGES if name in used]
+    return [*lines, "", "[x] sent  [ ] excluded", *legend]
+
+
+def render_full(full: dict[str, Any]) -> list[str]:
+    """One part's whole content, then its replacement when it has one."""
+    content = full["content"]
+    text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False)
+    lines = [f"{full['part']} ({full['kind']})", "", visible(text, keep_lines=True)]
+    if full.get("replacement") is not None:
+        lines += [
+            "",
+            "replaced by (this is what is sent):",
+            "",
+            visible(full["replacement"], keep_lines=True),
+        ]
+    return lines
+
+
+def render_try(result: dict[str, Any]) -> list[str]:
+    """A try answer: its text, stop reason, tool calls (not executed), usage and what was left out."""
+    blocks = result["message"]["content"]
+    texts = [visible(b["text"], keep_lines=True) for b in blocks if b.get("type") == "text"]
+    calls = [b for b in blocks if b.get("type") == "tool_use"]
+    lines = [f"answer from {visible(result['model'])} ({result['duration_ms']} ms):"]
+    lines += ["  " + line for text in texts for line in text.splitlines()] or ["  (no text)"]
+    lines.append(f"stop reason: {visible(str(result['stop_reason']))}")
+    if calls:
+        lines.append("tool calls (not executed):")
+        args = (json.dumps(c.get("input"), ensure_ascii=False) for c in calls)
+        lines += [f"  {visible(c['name'])} {visible(a)}" for c, a in zip(calls, args, strict=True)]
+    usage = result["usage"]
+    lines.append(
+        f"usage: input {usage.get('input_tokens', 0)} · output {usage.get('output_tokens', 0)} · "
+        f"cache read {usage.get('cache_read_tokens', 0)} · cache write {usage.get('cache_write_tokens', 0)}"
+    )
+    if result["excluded"]:
+        lines.append(f"left out: {', '.join(result['excluded'])}")
+    if result["added"]:
+        lines.append(f"  of which tool pair companions: {', '.join(result['added'])}")
+    return lines

@@ -1,0 +1,93 @@
+"""The pieces of the ``hango context show`` table that need no server: escapes, widths, colour."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from hango.cli.context_table import Style, fit, render_snapshot, visible, width_of
+
+PART = {
+    "id": "message:1",
+    "kind": "message",
+    "label": "#1 user · text",
+    "preview": "hi\nthere",
+    "tokens": 5,
+    "included": False,
+    "override": "exclude",
+    "paired": True,
+    "paired_with": [],
+    "stale": False,
+    "cached_prefix": False,
+    "cache_loss_tokens": 0,
+}
+SNAPSHOT = {
+    "session_id": "s",
+    "agent_id": "a",
+    "model": "offline/echo",
+    "counted": "provider",
+    "total_before": 5,
+    "total_after": 0,
+    "totals": {
+        g: {"before": 5 if g == "messages" else 0, "after": 0} for g in ("system", "tools", "messages")
+    },
+    "context_window": 100,
+    "compact_at": 80,
+    "free": 100,
+    "would_compact": False,
+    "last_call": None,
+    "system": [],
+    "tools": [],
+    "messages": [PART],
+}
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("a\nb\tc\r", "a\\nb\\tc\\r"),
+        ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+        ("\x7f\x9b", "\\x7f\\x9b"),
+        ("left\u202eright\u2028", "left\\u202eright\\u2028"),
+        ("東京 🚀 é", "東京 🚀 é"),
+    ],
+)
+def test_visible_escapes_what_could_reshape_a_line(text, shown):
+    assert visible(text) == shown
+
+
+def test_visible_can_keep_lines_and_tabs():
+    assert visible("a\n\tb\x1b", keep_lines=True) == "a\n\tb\\x1b"
+
+
+def test_fit_cuts_on_a_character_boundary_by_terminal_columns():
+    assert fit("東京タワー", 7) == "東京タ…"
+    assert width_of(fit("東京タワー", 6)) == 6 and fit("東京タワー", 6) == "東京… "
+    assert fit("e\u0301te", 3) == "e\u0301te"  # a combining accent takes no column
+    assert fit("abc", 5) == "abc  "
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert Style.for_stream(Terminal()).colour
+    assert not Style.for_stream(io.StringIO()).colour
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not Style.for_stream(Terminal()).colour
+
+
+def test_colour_changes_no_column():
+    plain = render_snapshot(SNAPSHOT, 60, Style(False))
+    painted = render_snapshot(SNAPSHOT, 60, Style(True))
+    assert painted != plain
+    assert [re.sub(r"\x1b\[\d+m", "", line) for line in painted] == plain
+    assert plain[9] == "[ ] message:1  #1 user · text  hi\\nthere           5  paired"
+    assert len(plain[9]) == 60
+    assert plain[1] == "total 5 → 0 tokens  [counted by the provider]"
