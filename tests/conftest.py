@@ -5,12 +5,18 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from flask import Flask
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from hango.app import create_app
 from hango.cli.admin import create_principal
@@ -20,6 +26,29 @@ from hango.db.schema import metadata
 from tests.support.clients import As, Tenant
 
 TEST_RATE_LIMIT = 100_000
+SPANS = InMemorySpanExporter()
+METRICS = InMemoryMetricReader()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Install in-memory telemetry before any app exists (``telemetry.setup`` then keeps it)."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(SPANS))
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[METRICS]))
+
+
+@pytest.fixture
+def spans() -> Callable[[], tuple[ReadableSpan, ...]]:
+    """The spans finished since the test started (call it after acting)."""
+    SPANS.clear()
+    return SPANS.get_finished_spans
+
+
+@pytest.fixture
+def metric_reader() -> InMemoryMetricReader:
+    """The in-memory reader of every metric recorded in this process (cumulative)."""
+    return METRICS
 
 
 @pytest.fixture(scope="session")

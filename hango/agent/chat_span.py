@@ -9,6 +9,7 @@ from opentelemetry.trace import Span
 from hango import telemetry
 from hango.agent.state import RunState
 from hango.agent.types import Request, Response, message_to_dict
+from hango.providers import split_model
 from hango.telemetry import names
 
 
@@ -18,7 +19,8 @@ def start(span: Span, state: RunState, request: Request, provider: str) -> None:
         {
             names.GEN_AI_SYSTEM: provider,
             names.GEN_AI_OPERATION: "chat",
-            names.GEN_AI_REQUEST_MODEL: request.model,
+            # The model as the provider knows it; ``gen_ai.system`` names the provider.
+            names.GEN_AI_REQUEST_MODEL: split_model(request.model)[1],
             names.GEN_AI_REQUEST_MAX_TOKENS: request.max_tokens,
             names.TENANT_ID: str(state.tenant_id),
             names.SESSION_ID: str(state.session_id),

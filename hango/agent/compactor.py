@@ -41,7 +41,7 @@ class StoredCompactor:
             messages=(Message("user", (TextBlock(transcript),)),),
             max_tokens=summary_max_tokens(self.state),
         )
-        with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE) as span:
+        with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE, record_exception=False) as span:
             span.set_attributes({names.SESSION_ID: str(self.state.session_id), names.PURPOSE: "summarize"})
             return text_of(gateway.send(request).message).strip() or "(empty summary)"
 

@@ -1,10 +1,14 @@
 """OpenTelemetry: a tracer and a meter set up in the app factory; OTLP/HTTP export when configured.
 
 Message content goes on spans only when the tenant's ``trace_llm_content`` is
-true (``content_allowed``); logs never hold content.
+true (``RunState.trace_content``, see ``hango.agent.chat_span``); logs never hold
+content: the provider SDKs quote whole request bodies in their DEBUG records,
+so those records are dropped.
 """
 
 from __future__ import annotations
+
+import logging
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -16,10 +20,31 @@ from hango.config import Config
 
 _configured = False
 
+SDK_LOGGERS = tuple(
+    f"{sdk}.{module}" for sdk in ("anthropic", "openai") for module in ("_base_client", "_response")
+)
+
+
+class _DropDebug(logging.Filter):
+    """Drops DEBUG records: there the SDKs quote request options (messages, system prompt, tool results)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+_DROP_DEBUG = _DropDebug()
+
+
+def keep_content_out_of_logs() -> None:
+    """Filter the SDK loggers, whatever level a handler or the root logger is set to (idempotent)."""
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).addFilter(_DROP_DEBUG)
+
 
 def setup(config: Config) -> None:
     """Install hango's tracer and meter providers once per process (tests install their own first)."""
     global _configured
+    keep_content_out_of_logs()
     if _configured or isinstance(trace.get_tracer_provider(), TracerProvider):
         _configured = True
         return

@@ -8,9 +8,10 @@ from hango.agent.gateway import Gateway
 from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, StoredMessage
-from hango.agent.tools.base import Tool, ToolContext, schema
+from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
 from hango.agent.turns import converse
 from hango.agent.types import Block, Message, TextBlock, ToolDef, text_of
+from hango.errors import QuotaExhausted
 
 SUBAGENT_MAX_TURNS = 6
 
@@ -40,12 +41,18 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         history=[StoredMessage(1, Message("user", (TextBlock(description),)))],
         purpose="subagent",
         compactor=None,
+        summary=None,
         overrides=parent.overrides.agent_only(),
         extra=dict(parent.extra),
     )
     gateway = Gateway(ctx.deps, child, child.time_left(ctx.deps.config.run_timeout))
     child_ctx = dataclasses.replace(ctx, state=child)
-    response = converse(ctx.chain, child, gateway, lambda: child_ctx, SUBAGENT_MAX_TURNS)
+    try:
+        response = converse(ctx.chain, child, gateway, lambda: child_ctx, SUBAGENT_MAX_TURNS)
+    except QuotaExhausted as exc:
+        # An error result, so the turn is stored; the parent's next call meets the same quota and
+        # the run ends ``quota_exhausted`` on a valid history.
+        raise ToolFailure(f"the subagent stopped: {exc.message}") from exc
     return text_of(response.message) or "(the subagent returned no text)"
 
 

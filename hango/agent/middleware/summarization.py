@@ -15,6 +15,7 @@ from hango.agent.chain import summary_message
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_message, estimate_request
 from hango.agent.middleware.base import Middleware, ModelHandler
+from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SUMMARY, SourcedMessage, seq_of
 from hango.agent.state import RunState, Summary
 from hango.agent.types import Response, TextBlock, ToolResultBlock, ToolUseBlock
@@ -45,6 +46,12 @@ def _render_block(block) -> str:
         return f"[called {block.name}({json.dumps(block.input, ensure_ascii=False)[:CLIP]})]"
     assert isinstance(block, ToolResultBlock)
     return f"[tool result{' (error)' if block.is_error else ''}: {block.content[:CLIP]}]"
+
+
+def as_sent(draft: Draft, state: RunState) -> Draft:
+    """``draft`` with only the tools the allowlist (the innermost slot) lets through: what the budget is about."""
+    allowed = allowed_tools(state.agent, state)
+    return draft.with_(tools=tuple(t for t in draft.tools if t.name in allowed))
 
 
 def fit_summary(text: str, tokens: int) -> str:
@@ -95,7 +102,7 @@ class SummarizationMiddleware(Middleware):
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         budget = compact_at(state)
-        if estimate_request(draft.to_request()) <= budget:
+        if estimate_request(as_sent(draft, state).to_request()) <= budget:
             return call_next(draft)
         if state.capture_only or state.compactor is None:
             state.would_compact = True
@@ -104,14 +111,15 @@ class SummarizationMiddleware(Middleware):
 
     def _compact(self, draft: Draft, state: RunState, budget: int) -> Draft:
         stored = [m for m in draft.messages if m.part != SUMMARY]
-        cut = choose_cut(draft, budget)
+        measured = as_sent(draft, state)
+        cut = choose_cut(measured, budget)
         if cut is None:
             return draft
         previous = f"Earlier summary:\n{state.summary.text}\n\n" if state.summary else ""
         text = state.compactor.summarize(previous + render(stored[:cut]))
         # The summarizer may answer longer than the room recent history left it.
         text = fit_summary(
-            text, budget - estimate_request(draft.with_(messages=tuple(stored[cut:])).to_request())
+            text, budget - estimate_request(measured.with_(messages=tuple(stored[cut:])).to_request())
         )
         through = seq_of(stored[cut - 1].part)
         kept = [summary_message(text), *stored[cut:]]
