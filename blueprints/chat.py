@@ -25,11 +25,17 @@ blp = Blueprint(
 
 MAX_TEXT = 200_000
 MAX_IDEMPOTENCY_KEY = 200
+NO_NUL = "text must not contain NUL characters (U+0000)"  # PostgreSQL cannot store them
+
+
+def _no_nul(text: str) -> None:
+    if "\x00" in text:
+        raise ValidationError(NO_NUL)
 
 
 class TextBlockSchema(Schema):
     type = fields.String(required=True, validate=validate.Equal("text"))
-    text = fields.String(required=True, validate=validate.Length(min=1, max=MAX_TEXT))
+    text = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_TEXT), _no_nul])
 
 
 class NewMessageSchema(Schema):
@@ -44,6 +50,8 @@ class NewMessageSchema(Schema):
         if isinstance(content, str):
             if not 0 < len(content) <= MAX_TEXT:
                 raise ValidationError(f"content must be 1 to {MAX_TEXT} characters", "content")
+            if "\x00" in content:
+                raise ValidationError(NO_NUL, "content")
             data["content"] = [{"type": "text", "text": content}]
             return
         if not isinstance(content, list) or not 0 < len(content) <= 100:

@@ -26,6 +26,7 @@ from hango.agent.state import Caller, RunState
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
 from hango.agent.types import Message, Response, ToolResultBlock, message_to_dict
+from hango.db.schema import runs
 from hango.errors import Conflict, GatewayTimeout, HangoError, QuotaExhausted
 from hango.store import TenantStore
 from hango.telemetry import names
@@ -90,9 +91,10 @@ class _Run:
         self.deps, self.conn, self.store, self.request = deps, conn, store, request
         self.chain: Chain = build_chain()
         self.new: list[Any] = []
+        self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
 
     def execute(self) -> RunResult:
-        with telemetry.tracer().start_as_current_span(names.SPAN_RUN) as span:
+        with telemetry.tracer().start_as_current_span(names.SPAN_RUN, record_exception=False) as span:
             span.set_attributes(
                 {names.SESSION_ID: str(self.request.session.id), names.TENANT_ID: str(self.store.tenant_id)}
             )
@@ -115,8 +117,9 @@ class _Run:
         run = self._begin(state)
         try:
             status, stop_reason = self._loop(state, gateway)
-        except HangoError as exc:
-            self._fail(run.id, state, exc)
+        except Exception as exc:
+            # A bug closes the run too (as internal_error), or it would stay ``running`` for ever.
+            self._fail(run.id, state, exc if isinstance(exc, HangoError) else HangoError())
             raise
         run = self.store.runs.finish(run.id, status, stop_reason)
         self.conn.commit()
@@ -134,7 +137,7 @@ class _Run:
             api_key_id=self.request.caller.api_key_id,
             detail={"run_id": str(run.id)},
         )
-        self.conn.commit()
+        self._commit()
         return run
 
     def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
@@ -157,8 +160,12 @@ class _Run:
             ctx = ToolContext(self.store, state, self.deps, self.chain)
             results = tool_phase(self.chain, state, ctx, uses)
             self._append(state, "user", message_to_dict(results)["content"])
-        self.conn.commit()
+        self._commit()
         return bool(uses)
+
+    def _commit(self) -> None:
+        self.conn.commit()
+        self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
         row = self.store.messages.append(state.session_id, role, content, state.run_id)
@@ -166,25 +173,33 @@ class _Run:
         state.history.append(stored_message(row))
 
     def _repair(self, state: RunState) -> None:
-        """Answer a ``tool_use`` left without results by a crashed turn, so history stays valid."""
-        if not state.history or state.history[-1].message.role != "assistant":
-            return
-        dangling = tool_uses(state.history[-1].message)
+        """Close what a crashed run left: its ``running`` row, and a ``tool_use`` without results."""
+        # The session lock is ours, so a run of this session still ``running`` has no worker any more.
+        self.store.runs.update_rows(
+            [runs.c.session_id == state.session_id, runs.c.status == "running"],
+            status="failed",
+            error={"code": "interrupted", "message": "the run's worker stopped before the run finished"},
+            finished_at=sa.func.now(),
+        )
+        last = state.history[-1].message if state.history else None
+        dangling = tool_uses(last) if last is not None and last.role == "assistant" else []
         if dangling:
             results = Message(
                 "user", tuple(ToolResultBlock(u.id, INTERRUPTED, is_error=True) for u in dangling)
             )
             row = self.store.messages.append(state.session_id, "user", message_to_dict(results)["content"])
             state.history.append(stored_message(row))
-            self.conn.commit()
+        self.conn.commit()
 
     def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:
         """Record the failure; a run that stored no answer yet leaves the session as it was."""
         self.conn.rollback()
+        del self.new[self.committed :]
         if len(self.new) == 1:
             self.store.messages.delete(state.session_id, self.new[0].seq)
             self.new.clear()
-        status = "timeout" if isinstance(error, GatewayTimeout) else "failed"
+        # By status, not class: a provider's timeout is a ProviderError (502 family) answering 504.
+        status = "timeout" if error.status == GatewayTimeout.status else "failed"
         self.store.runs.finish(run_id, status, None, error={"code": error.code, "message": error.message})
         self.conn.commit()
 

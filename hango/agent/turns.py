@@ -7,6 +7,8 @@ the messages go (stored per turn, or kept in memory).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from hango import telemetry
 from hango.agent.chain import Chain
@@ -14,13 +16,39 @@ from hango.agent.middleware.base import ModelHandler
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.state import RunState, StoredMessage, ToolCall
 from hango.agent.tools.base import ToolContext, run_tool
-from hango.agent.types import Message, Response, ToolResultBlock, ToolUseBlock
+from hango.agent.types import (
+    Message,
+    Response,
+    ToolResultBlock,
+    ToolUseBlock,
+    message_from_dict,
+    message_to_dict,
+)
 from hango.telemetry import names
+
+NUL = "\x00"
 
 
 def model_phase(chain: Chain, state: RunState, handler: ModelHandler) -> Response:
-    """Assemble the next request through the chain and send it to ``handler``."""
-    return chain.call_model(chain.draft(state.agent, state), state, handler)
+    """Assemble the next request through the chain and send it to ``handler``; the answer is storable."""
+    return storable(chain.call_model(chain.draft(state.agent, state), state, handler))
+
+
+def storable(response: Response) -> Response:
+    """``response`` with every NUL character (PostgreSQL stores none, in text or jsonb) made U+FFFD."""
+    content = message_to_dict(response.message)
+    clean = _without_nul(content)
+    return response if clean == content else replace(response, message=message_from_dict(clean))
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace(NUL, "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    return value
 
 
 def tool_uses(message: Message) -> list[ToolUseBlock]:

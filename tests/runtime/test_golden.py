@@ -1,0 +1,141 @@
+"""Golden tests of assembled requests: exactly what a model receives.
+
+The demo agent's next request is assembled through the real chain from the seeded
+demo session; an anthropic agent's run is recorded on the wire by the fake server.
+The snapshots are JSON files in ``tests/runtime/golden/``. After an intended change
+to a prompt, a tool definition or the assembly, regenerate them and review the diff::
+
+    HANGO_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/runtime/test_golden.py -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from hango.agent.deps import Deps
+from hango.agent.draft import Draft
+from hango.agent.loader import load_state, prepare
+from hango.agent.stack import build_chain
+from hango.agent.state import Caller, StoredMessage
+from hango.agent.turns import model_phase
+from hango.agent.types import Message, Response, TextBlock, block_to_dict
+from hango.cli import demo
+from hango.config import Config, load_config
+from hango.store import TenantStore
+from tests.fakes.provider_server import MESSAGES, FakeProviderServer
+from tests.runtime.chat import tool_call
+from tests.runtime.conftest import OpenChat
+from tests.runtime.golden import assert_golden
+
+NEXT_TEXT = "What should we do next?"
+DEMO_SYSTEM_PARTS = [
+    "system:agent",
+    "system:filesystem",
+    "system:subagent",
+    "system:skills",
+    "system:memory:/memories/AGENTS.md",
+    "system:todo",
+]
+DEMO_TOOLS = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "task", "write_todos"]
+
+
+@pytest.fixture
+def demo_config(database_url: str) -> Config:
+    return load_config(overrides={"database_url": database_url})
+
+
+@pytest.fixture
+def demo_request(engine: sa.Engine, demo_config: Config, clean_db: None) -> Draft:
+    """The request the demo agent's model gets for one more user text in the seeded demo session."""
+    seeded = demo.seed(engine, demo_config)
+    return next_request(Deps(engine, demo_config), uuid.UUID(seeded["tenant_id"]), seeded["session_id"])
+
+
+def next_request(deps: Deps, tenant_id: uuid.UUID, session_id: str) -> Draft:
+    """Load the session as a run does, add a user text, and capture the draft at the base handler."""
+    chain, received = build_chain(), []
+
+    def capture(draft: Draft) -> Response:
+        received.append(draft)
+        return Response(Message("assistant", (TextBlock("captured"),)), "end_turn")
+
+    with deps.engine.connect() as conn:
+        store = TenantStore(conn, tenant_id)
+        session = store.sessions.get(uuid.UUID(session_id))
+        state = prepare(chain, load_state(store, session, Caller(None, None)), store, deps)
+    state.history.append(StoredMessage(state.last_seq + 1, Message("user", (TextBlock(NEXT_TEXT),))))
+    model_phase(chain, state, capture)
+    return received[0]
+
+
+def test_demo_system_blocks_in_order(demo_request: Draft) -> None:
+    assert [s.part for s in demo_request.system] == DEMO_SYSTEM_PARTS
+    assert [s.block.cache_control for s in demo_request.system] == [False] * 4 + [True, False]
+    assert_golden(
+        "demo_system",
+        [
+            {"part": s.part, "text": s.block.text, "cache_control": s.block.cache_control}
+            for s in demo_request.system
+        ],
+    )
+
+
+def test_demo_tools(demo_request: Draft) -> None:
+    assert [t.name for t in demo_request.tools] == DEMO_TOOLS
+    assert_golden(
+        "demo_tools",
+        [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in demo_request.tools
+        ],
+    )
+
+
+def test_demo_messages(demo_request: Draft) -> None:
+    messages = demo_request.messages
+    count = len(demo.TURNS) * 2 + sum(text.count("/tool ") > 0 for text in demo.TURNS) * 2 + 1
+    assert [m.part for m in messages] == [f"message:{seq}" for seq in range(1, count + 1)]
+    assert [m.message.role for m in messages] == ["user", "assistant"] * (count // 2) + ["user"]
+    assert [m.message.cache_control for m in messages] == [False] * (count - 1) + [True]
+    assert messages[-1].message.content == (TextBlock(NEXT_TEXT),)
+    assert_golden("demo_messages", [_sourced_message(m.part, m.message) for m in messages])
+
+
+def _sourced_message(part: str, message: Message) -> dict[str, Any]:
+    return {"part": part, "role": message.role, "content": [block_to_dict(b) for b in message.content]}
+
+
+def test_anthropic_run_on_the_wire(open_chat: OpenChat, fake: FakeProviderServer) -> None:
+    chat = open_chat("anthropic/claude-test")
+    for path, content in demo.MEMORY.items():
+        assert (
+            chat.who.put(f"/v1/agents/{chat.agent_id}/memory{path}", json={"content": content}).status_code
+            == 200
+        )
+    for skill in demo.SKILLS:
+        assert chat.who.post(f"/v1/agents/{chat.agent_id}/skills", json=skill).status_code == 201
+    fake.reply(
+        tool_call(
+            "toolu_01", "write_todos", {"todos": [{"content": "ship", "status": "in_progress"}]}, "Planning."
+        ),
+        "Planned.",
+    )
+
+    assert chat.say("Plan the launch.").status_code == 201
+
+    first, second = fake.bodies(MESSAGES)
+    cached = [
+        [i for i, block in enumerate(body["system"]) if "cache_control" in block] for body in (first, second)
+    ]
+    assert cached == [[4], [4]]  # the memory block: the last stable one, before the volatile todo list
+    assert [m["content"][-1].get("cache_control") for m in second["messages"]] == [
+        None,
+        None,
+        {"type": "ephemeral"},
+    ]
+    assert second["system"][5]["text"].endswith("1. [~] ship")  # the todo written by the first turn
+    assert_golden("anthropic_wire", [first, second])
