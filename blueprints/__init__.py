@@ -1,6 +1,7 @@
 """Every blueprint of the app, registered from these two lists."""
 
 from blueprints import (
+    admin,
     agents,
     api_keys,
     audit,
@@ -38,4 +39,4 @@ API_BLUEPRINTS = [
     usage.blp,
     audit.blp,
 ]
-PLAIN_BLUEPRINTS = [health.blp]
+PLAIN_BLUEPRINTS = [health.blp, admin.blp]

@@ -28,11 +28,23 @@ from hango.errors import NotFound, Unprocessable
 
 AGENT = "/v1/agents/<uuid:agent_id>"
 SESSION = "/v1/sessions/<uuid:session_id>"
+ADMIN_PAGES = (
+    "/admin/",
+    "/admin/agents",
+    "/admin/agents/<uuid:agent_id>",
+    "/admin/sessions",
+    "/admin/sessions/<uuid:session_id>",
+    "/admin/sessions/<uuid:session_id>/context",
+    "/admin/usage",
+    "/admin/audit",
+    "/admin/static/<path:filename>",
+)
 
 TABLE: dict[tuple[str, str], str] = {
     ("GET", "/healthz"): "public",
     ("GET", "/readyz"): "public",
     ("GET", "/openapi.json"): "public",
+    **{("GET", page): "public" for page in ADMIN_PAGES},
     ("GET", "/v1/me"): "tenant",
     ("GET", "/v1/members"): "tenant",
     ("POST", "/v1/members"): "admin",

@@ -1,0 +1,135 @@
+// The admin page's only way to the server: the public /v1 API, with the API key
+// from session storage in the Authorization header. The key never goes into a URL,
+// the page, or the console.
+(() => {
+  "use strict";
+
+  const KEY = "hango.apiKey";
+  const SIGN_IN = "/admin/";
+
+  class ApiError extends Error {
+    constructor(status, body, headers) {
+      const error = (body && body.error) || {};
+      super(error.message || `HTTP ${status}`);
+      this.status = status;
+      this.code = error.code || "http_error";
+      this.details = error.details || null;
+      this.retryAfter = headers ? headers.get("Retry-After") : null;
+    }
+
+    // The parts a 422 names, so the page can show the reason next to them.
+    get parts() {
+      return (this.details && Array.isArray(this.details.parts)) ? this.details.parts : [];
+    }
+  }
+
+  // What to tell a person about a failed request.
+  function describe(error) {
+    if (!(error instanceof ApiError)) return "hango cannot be reached. Check the server and try again.";
+    switch (error.status) {
+      case 402: return "The tenant's token quota for this month is used up.";
+      case 404: return "Not found: it does not exist, or it is not yours to see.";
+      case 409: return `Conflict: ${error.message}.`;
+      case 412: return "Changed elsewhere since this page loaded it. Reload to see the current state.";
+      case 429: return `Too many requests for this API key. Try again in ${error.retryAfter || "a few"} seconds.`;
+      case 503: return `hango is busy (${error.message}). Try again in ${error.retryAfter || "a few"} seconds.`;
+      case 504: return `No answer in time: ${error.message}.`;
+      default: return `${error.message} (${error.code}, HTTP ${error.status}).`;
+    }
+  }
+
+  // Off to the sign-in form, back here afterwards. The promise never settles: the page is
+  // going away, and no caller should flash an error in the meantime.
+  function toSignIn() {
+    sessionStorage.removeItem(KEY);
+    location.assign(SIGN_IN + query({ next: location.pathname }));
+    return new Promise(() => {});
+  }
+
+  async function request(method, path, { body, headers } = {}) {
+    const key = sessionStorage.getItem(KEY);
+    if (!key && location.pathname !== SIGN_IN) return toSignIn();
+    const sent = { Authorization: `Bearer ${key}`, Accept: "application/json", ...headers };
+    if (body !== undefined) sent["Content-Type"] = "application/json";
+    const response = await fetch(path, {
+      method,
+      headers: sent,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+      credentials: "omit",
+    });
+    const data = response.status === 204 ? null : await response.json().catch(() => null);
+    if (response.status === 401 && location.pathname !== SIGN_IN) return toSignIn();
+    if (!response.ok) throw new ApiError(response.status, data, response.headers);
+    return { data, headers: response.headers };
+  }
+
+  function query(params) {
+    const kept = Object.entries(params).filter(([, value]) => value !== null && value !== undefined && value !== "");
+    return kept.length ? `?${new URLSearchParams(kept)}` : "";
+  }
+
+  // A cursor-paged list: the items so far, and more() for the next page. Message
+  // history pages by seq (after_seq); every other list by an opaque cursor.
+  function list(path, params = {}, cursorParam = "cursor") {
+    return {
+      items: [],
+      cursor: null,
+      done: false,
+      loading: false,
+      error: "",
+      async more() {
+        this.loading = true;
+        this.error = "";
+        try {
+          const page = (await request("GET", path + query({ ...params, [cursorParam]: this.cursor }))).data;
+          this.items.push(...page.items);
+          this.cursor = page.next_cursor;
+          this.done = !page.next_cursor;
+        } catch (error) {
+          this.error = describe(error);
+        } finally {
+          this.loading = false;
+        }
+      },
+      async all() {
+        while (!this.done && !this.error) await this.more();
+      },
+    };
+  }
+
+  let me = null;
+  let openapi = null;
+
+  function signOut() {
+    sessionStorage.removeItem(KEY);
+    location.assign(SIGN_IN);
+  }
+
+  window.hango = {
+    describe,
+    list,
+    signOut,
+    hasKey: () => Boolean(sessionStorage.getItem(KEY)),
+    setKey: (key) => sessionStorage.setItem(KEY, key),
+    forgetKey: () => sessionStorage.removeItem(KEY),
+    get: async (path, params = {}) => (await request("GET", path + query(params))).data,
+    send: request,
+    // GET /v1/me once per page load: who is signed in, in which tenant, with which role.
+    me: () => (me = me || request("GET", "/v1/me").then((r) => r.data, (error) => {
+      me = null;
+      throw error;
+    })),
+    // The API's own description (public): the enums the forms offer, such as tool names.
+    openapi: () => (openapi = openapi || fetch("/openapi.json", { credentials: "omit" }).then((r) => r.json())),
+    isAdmin: (who) => who.role === "owner" || who.role === "admin",
+    mayChangeAgent: (who, agent) => who.role === "owner" || who.role === "admin" || agent.owner_id === who.user_id,
+    // The ids of the page (from its URL), which the template sets on <main>.
+    ids: () => ({ ...document.getElementById("main").dataset }),
+    number: (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US")),
+    when: (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" }) : "–"),
+    json: (value) => JSON.stringify(value, null, 2),
+    // A fresh Idempotency-Key, so a retried send never starts a second run.
+    idempotencyKey: () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join(""),
+  };
+})();

@@ -1,0 +1,160 @@
+// The Context panel's logic, free of the page: what the user wants per part, tool
+// pairing, totals, and the bodies of the override PUTs and of a try call.
+//
+// A part's wanted state is {on, replacement, pairedFrom}: `on` false excludes it,
+// a replacement (kept while unchecked) replaces its text, and pairedFrom names the
+// part whose exclusion pulled it in as a tool_use/tool_result companion.
+(() => {
+  "use strict";
+
+  const GROUPS = ["system", "tools", "messages"];
+  const AGENT_KINDS = ["system", "tool"];
+
+  const allParts = (snapshot) => GROUPS.flatMap((group) => snapshot[group]);
+  const byPart = (overrides) => Object.fromEntries(overrides.map((o) => [o.part, o]));
+  const isAgentPart = (part) => AGENT_KINDS.includes(part.kind);
+
+  // What a stored override means for its part.
+  function storedState(override) {
+    return {
+      on: !(override && override.action === "exclude"),
+      replacement: override && override.action === "replace" ? override.replacement : null,
+      pairedFrom: (override && override.paired_from) || null,
+    };
+  }
+
+  // The wanted state of every part as stored: the starting point, and what Discard returns to.
+  function wantedFrom(snapshot, stored) {
+    const overrides = byPart(stored);
+    return Object.fromEntries(allParts(snapshot).map((part) => [part.id, storedState(overrides[part.id])]));
+  }
+
+  // Every part linked to `start` through tool pairing, `start` included.
+  function pairGroup(snapshot, start) {
+    const parts = Object.fromEntries(snapshot.messages.map((part) => [part.id, part]));
+    const seen = new Set([start]);
+    const queue = [start];
+    while (queue.length) {
+      const part = parts[queue.pop()];
+      for (const other of (part && part.paired_with) || []) {
+        if (!seen.has(other)) {
+          seen.add(other);
+          queue.push(other);
+        }
+      }
+    }
+    return [...seen];
+  }
+
+  // Uncheck `id`: its pair companions go with it and remember why. Check it: the
+  // whole pair group comes back, released — a request never holds half a pair.
+  function toggle(snapshot, want, id, on) {
+    for (const other of pairGroup(snapshot, id)) {
+      const state = want[other];
+      if (on) {
+        state.on = true;
+        state.pairedFrom = null;
+      } else if (other === id) {
+        state.on = false;
+        state.pairedFrom = null;
+      } else if (state.on) {
+        state.on = false;
+        state.pairedFrom = id;
+      }
+    }
+  }
+
+  // One part's override as the API stores it, or null when the part is sent as it is.
+  function overrideOf(id, state) {
+    if (!state.on) return { part: id, action: "exclude", replacement: null };
+    if (state.replacement !== null) return { part: id, action: "replace", replacement: state.replacement };
+    return null;
+  }
+
+  // The body of one PUT: the explicit choices on agent (system, tool) or session parts.
+  // Companions are left out: the server recomputes them and lists them in `added`.
+  function overridesFor(snapshot, want, agent) {
+    return allParts(snapshot)
+      .filter((part) => isAgentPart(part) === agent && !want[part.id].pairedFrom)
+      .map((part) => overrideOf(part.id, want[part.id]))
+      .filter(Boolean)
+      .sort((a, b) => a.part.localeCompare(b.part));
+  }
+
+  const explicitStored = (stored) => stored
+    .filter((o) => !o.paired_from)
+    .map(({ part, action, replacement }) => ({ part, action, replacement }))
+    .sort((a, b) => a.part.localeCompare(b.part));
+
+  // Whether the PUT for one target would change what is stored.
+  function changed(snapshot, want, stored, agent) {
+    return JSON.stringify(overridesFor(snapshot, want, agent)) !== JSON.stringify(explicitStored(stored));
+  }
+
+  // The parts whose wanted state differs from the stored one.
+  function pending(snapshot, want, stored) {
+    const overrides = byPart(stored);
+    return allParts(snapshot).filter((part) => {
+      const was = storedState(overrides[part.id]);
+      const now = want[part.id];
+      return was.on !== now.on || was.replacement !== now.replacement;
+    });
+  }
+
+  // The totals with the wanted state: the inspect figures plus the tokens of every part
+  // whose inclusion changed. Right after a Save they are exactly the server's.
+  function totals(snapshot, want) {
+    const groups = {};
+    let delta = 0;
+    for (const group of GROUPS) {
+      let change = 0;
+      for (const part of snapshot[group]) {
+        if (!part.stale && want[part.id].on !== part.included) change += want[part.id].on ? part.tokens : -part.tokens;
+      }
+      groups[group] = { before: snapshot.totals[group].before, after: snapshot.totals[group].after + change };
+      delta += change;
+    }
+    const after = snapshot.total_after + delta;
+    return { groups, before: snapshot.total_before, after, free: snapshot.context_window - after };
+  }
+
+  // The try body for the wanted state: unsaved unchecks in `exclude`, unsaved re-checks
+  // (and dropped replacements) in `include`, unsaved replacements in `replace`.
+  function tryBody(snapshot, want, stored, message) {
+    const overrides = byPart(stored);
+    const body = { exclude: [], include: [], replace: {}, message: message.trim() ? message : null };
+    for (const part of allParts(snapshot)) {
+      if (part.stale) continue;
+      const was = storedState(overrides[part.id]);
+      const now = want[part.id];
+      if (!now.on) {
+        if (was.on && !now.pairedFrom) body.exclude.push(part.id);
+        continue;
+      }
+      if (!was.on || (was.replacement !== null && now.replacement === null)) body.include.push(part.id);
+      if (now.replacement !== null && now.replacement !== was.replacement) body.replace[part.id] = now.replacement;
+    }
+    return body;
+  }
+
+  // The text a replacement starts from: a system block's text, a message's text blocks.
+  function textOf(full) {
+    if (typeof full.content === "string") return full.content;
+    if (!Array.isArray(full.content)) return null;
+    const texts = full.content.filter((b) => b.type === "text").map((b) => b.text);
+    return texts.length ? texts.join("\n\n") : null;
+  }
+
+  // A frozen copy: Alpine leaves frozen objects unproxied, which keeps 1,000 parts cheap.
+  function freeze(value) {
+    if (value && typeof value === "object") {
+      Object.values(value).forEach(freeze);
+      Object.freeze(value);
+    }
+    return value;
+  }
+
+  window.hango.context = {
+    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, freeze,
+  };
+})();

@@ -1,0 +1,215 @@
+// The Context panel of a session: every part of the next model request with a
+// checkbox, Save (the override PUTs with If-Match) and Try (one model call).
+document.addEventListener("alpine:init", () => {
+  "use strict";
+
+  const model = hango.context;
+  const PAGE = 100; // message rows shown at once: the panel stays quick at thousands of messages
+
+  Alpine.data("contextPanel", () => ({
+    id: hango.ids().sessionId,
+    session: null,
+    agentName: "",
+    missing: false,
+    canChangeAgent: false,
+    snapshot: null,
+    stored: { agent: [], session: [] },
+    etags: { agent: null, session: null },
+    want: {},
+    totals: null,
+    pendingCount: 0,
+    page: 0,
+    error: "",
+    notice: "",
+    saving: false,
+    saveError: "",
+    rowErrors: {},
+    added: [],
+    detail: null,
+    tryMessage: "",
+    trying: false,
+    tryError: "",
+    tryResult: null,
+
+    async init() {
+      try {
+        this.session = await hango.get(`/v1/sessions/${this.id}`);
+        const [agent, me] = await Promise.all([hango.get(`/v1/agents/${this.session.agent_id}`), hango.me()]);
+        this.agentName = agent.name;
+        this.canChangeAgent = hango.mayChangeAgent(me, agent);
+        await this.reload();
+      } catch (error) {
+        this.missing = error.status === 404;
+        this.error = hango.describe(error);
+      }
+    },
+
+    // Inspect and both override sets, as stored now; unsaved changes are dropped.
+    async reload() {
+      const agentPath = `/v1/agents/${this.session.agent_id}/context-overrides`;
+      const [snapshot, agentSet, sessionSet] = await Promise.all([
+        hango.get(`/v1/sessions/${this.id}/context`),
+        hango.send("GET", agentPath),
+        hango.send("GET", `/v1/sessions/${this.id}/context-overrides`),
+      ]);
+      this.stored = { agent: agentSet.data.overrides, session: sessionSet.data.overrides };
+      this.etags = { agent: agentSet.headers.get("ETag"), session: sessionSet.headers.get("ETag") };
+      this.snapshot = model.freeze(snapshot);
+      this.want = model.wantedFrom(snapshot, this.storedAll);
+      if (this.detail && !this.want[this.detail.part.id]) this.detail = null; // the part is gone
+      this.recount();
+      this.page = Math.min(this.page, this.pages - 1);
+    },
+
+    // Recount after every change of `want`: one pass over the parts here, rather than one
+    // per figure on the page, keeps a toggle cheap at thousands of parts.
+    recount() {
+      const want = Alpine.raw(this.want);
+      this.totals = model.totals(this.snapshot, want);
+      this.pendingCount = model.pending(this.snapshot, want, this.storedAll).length;
+    },
+
+    get storedAll() {
+      return [...this.stored.agent, ...this.stored.session];
+    },
+
+    get pages() {
+      return this.snapshot ? Math.max(1, Math.ceil(this.snapshot.messages.length / PAGE)) : 1;
+    },
+
+    rows(group) {
+      const parts = this.snapshot[group];
+      return group === "messages" ? parts.slice(this.page * PAGE, (this.page + 1) * PAGE) : parts;
+    },
+
+    get pageLabel() {
+      const count = this.snapshot.messages.length;
+      const first = Math.min(count, this.page * PAGE + 1);
+      return `${hango.number(first)}–${hango.number(Math.min(count, (this.page + 1) * PAGE))} of ${hango.number(count)}`;
+    },
+
+    canEdit(part) {
+      return !model.isAgentPart(part) || this.canChangeAgent;
+    },
+
+    // A share of the context window, for the bar.
+    share(tokens) {
+      return Math.max(0, Math.min(100, (100 * tokens) / this.snapshot.context_window));
+    },
+
+    toggle(part, on) {
+      model.toggle(this.snapshot, this.want, part.id, on);
+      this.recount();
+      this.notice = "";
+      this.added = [];
+    },
+
+    // After a refused Save: drop the unsaved changes and show what is stored now.
+    async startOver() {
+      this.saveError = "";
+      this.rowErrors = {};
+      try {
+        await this.reload();
+      } catch (error) {
+        this.saveError = hango.describe(error);
+      }
+    },
+
+    discard() {
+      this.want = model.wantedFrom(this.snapshot, this.storedAll);
+      this.recount();
+      this.rowErrors = {};
+      this.saveError = "";
+    },
+
+    // The PUTs that change something: the agent's (system, tools), then the session's.
+    puts() {
+      const targets = [
+        ["agent", `/v1/agents/${this.session.agent_id}/context-overrides`, true],
+        ["session", `/v1/sessions/${this.id}/context-overrides`, false],
+      ];
+      return targets.filter(([kind, , agent]) => model.changed(this.snapshot, this.want, this.stored[kind], agent));
+    },
+
+    async save() {
+      this.saving = true;
+      this.saveError = "";
+      this.notice = "";
+      this.rowErrors = {};
+      const added = [];
+      try {
+        for (const [kind, path, agent] of this.puts()) {
+          const { data, headers } = await hango.send("PUT", path, {
+            body: { overrides: model.overridesFor(this.snapshot, this.want, agent) },
+            headers: { "If-Match": this.etags[kind] },
+          });
+          this.stored[kind] = data.overrides;
+          this.etags[kind] = headers.get("ETag");
+          added.push(...data.added);
+        }
+        await this.reload();
+        this.added = added;
+        this.notice = added.length ? `Saved. The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "Saved.";
+      } catch (error) {
+        this.showError(error, "saveError");
+      } finally {
+        this.saving = false;
+      }
+    },
+
+    // A 422 names its parts: the reason goes next to each of them, and above the table.
+    showError(error, field) {
+      this[field] = hango.describe(error);
+      for (const part of error.parts || []) this.rowErrors[part] = `${error.message} (${error.code})`;
+      const first = (error.parts || []).find((part) => this.snapshot.messages.findIndex((p) => p.id === part) >= 0);
+      if (first) this.page = Math.floor(this.snapshot.messages.findIndex((p) => p.id === first) / PAGE);
+    },
+
+    async open(part) {
+      const state = this.want[part.id];
+      this.detail = { part, loading: !part.stale, error: "", full: null, original: null, draft: "" };
+      if (part.stale) return; // absent now: there is no content to show, only the waiting override
+      try {
+        const full = await hango.get(`/v1/sessions/${this.id}/context`, { full: part.id });
+        const original = part.kind === "tool" ? null : model.textOf(full);
+        this.detail = { ...this.detail, loading: false, full, original, draft: state.replacement ?? original ?? "" };
+      } catch (error) {
+        this.detail = { ...this.detail, loading: false, error: hango.describe(error) };
+      }
+    },
+
+    get editable() {
+      const detail = this.detail;
+      return Boolean(detail && detail.full && detail.original !== null && !detail.part.stale && this.canEdit(detail.part));
+    },
+
+    // Saving an edit stores a `replace` override (with any other unsaved change).
+    async saveReplacement() {
+      this.want[this.detail.part.id].replacement = this.detail.draft;
+      this.toggle(this.detail.part, true);
+      await this.save();
+      if (!this.saveError) await this.open(this.detail.part);
+    },
+
+    async dropReplacement() {
+      this.want[this.detail.part.id].replacement = null;
+      await this.save();
+      if (!this.saveError) await this.open(this.detail.part);
+    },
+
+    async runTry() {
+      this.trying = true;
+      this.tryError = "";
+      this.tryResult = null;
+      this.rowErrors = {};
+      try {
+        const body = model.tryBody(this.snapshot, this.want, this.storedAll, this.tryMessage);
+        this.tryResult = (await hango.send("POST", `/v1/sessions/${this.id}/context/try`, { body })).data;
+      } catch (error) {
+        this.showError(error, "tryError");
+      } finally {
+        this.trying = false;
+      }
+    },
+  }));
+});

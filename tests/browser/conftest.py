@@ -1,0 +1,67 @@
+"""Fixtures of the browser tests: a live server on the test database, the seeded demo, Debian's Chromium."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from playwright.sync_api import Browser, sync_playwright
+
+from hango.cli import demo as demo_cli
+from hango.config import load_config
+from tests.browser.admin import Admin, Api, Demo
+from tests.conftest import TEST_RATE_LIMIT
+from tests.support.server import gunicorn_server
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 800}
+
+
+@pytest.fixture(scope="session")
+def live_server(database_url: str) -> Iterator[str]:
+    """The base URL of a gunicorn server (2 workers) on the test database."""
+    with gunicorn_server(database_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def demo(engine: sa.Engine, database_url: str, clean_db: None) -> Demo:
+    """The demo tenant as ``hango demo`` seeds it (keys with the tests' high rate limit)."""
+    config = load_config(overrides={"database_url": database_url, "default_rate_limit": TEST_RATE_LIMIT})
+    return Demo(**demo_cli.seed(engine, config))
+
+
+@pytest.fixture
+def admin(browser: Browser, live_server: str) -> Iterator[Admin]:
+    """A fresh browser tab at 1280×800; fails the test if the page threw or Alpine complained."""
+    context = browser.new_context(viewport=DESKTOP, base_url=live_server)
+    tab = Admin(context.new_page(), live_server)
+    yield tab
+    context.close()
+    assert tab.errors == [], "the page raised errors"
+
+
+@pytest.fixture
+def api(live_server: str, demo: Demo) -> Iterator[Api]:
+    """The live server's API as the demo owner."""
+    with Api(live_server, demo.owner_key) as client:
+        yield client

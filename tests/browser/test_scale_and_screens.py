@@ -1,0 +1,141 @@
+"""The panel at 1,000 messages (measured), on a narrow window, and the screenshots of the learning doc.
+
+The timings are printed; the bounds asserted are generous (a slow CI machine
+must pass), they only catch a panel that renders every row or re-renders the
+whole table on a toggle. Refresh the screenshots in ``docs/images/`` with::
+
+    HANGO_UPDATE_SCREENSHOTS=1 .venv/bin/python -m pytest tests/browser -k screenshots -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from playwright.sync_api import expect
+
+from hango.config import REPO_ROOT
+from hango.store import TenantStore
+from tests.browser.admin import Admin, Api, Demo
+
+pytestmark = pytest.mark.browser
+
+MESSAGES = 1_000
+IMAGES = REPO_ROOT / "docs" / "images"
+
+# Click a part's checkbox; milliseconds until the total changed, and until the next frame.
+TOGGLE = """async (part) => {
+  const box = document.querySelector(`tr[data-part="${part}"] input`);
+  const total = document.querySelector('[data-testid="total-after"]');
+  const shown = total.textContent;
+  const started = performance.now();
+  box.click();
+  while (total.textContent === shown) await new Promise((done) => setTimeout(done, 0));
+  const updated = performance.now() - started;
+  await new Promise((done) => requestAnimationFrame(() => done()));
+  return { updated, painted: performance.now() - started };
+}"""
+# Milliseconds from the start of the navigation until an element is in the page.
+UNTIL = """async (until) => {
+  while (!document.querySelector(until)) await new Promise((done) => setTimeout(done, 5));
+  return performance.now();
+}"""
+# Click an element; milliseconds until another one is in the page.
+CLICK_UNTIL = """async ([click, until]) => {
+  const started = performance.now();
+  document.querySelector(click).click();
+  while (!document.querySelector(until)) await new Promise((done) => setTimeout(done, 0));
+  return performance.now() - started;
+}"""
+
+
+def _long_session(engine: sa.Engine, api: Api, demo: Demo) -> str:
+    """A session of the demo agent holding 1,000 text messages, stored through the store."""
+    session = api.call("POST", "/v1/sessions", 201, json={"agent_id": demo.agent_id, "title": "Long"})
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(demo.tenant_id))
+        for seq in range(1, MESSAGES + 1):
+            role = "user" if seq % 2 else "assistant"
+            text = f"message {seq}: " + "a fairly ordinary sentence about the plan. " * 3
+            store.messages.append(uuid.UUID(session["id"]), role, [{"type": "text", "text": text}])
+    return session["id"]
+
+
+def test_the_panel_stays_quick_at_a_thousand_messages(
+    admin: Admin, api: Api, demo: Demo, engine: sa.Engine, capsys: pytest.CaptureFixture[str]
+):
+    session_id = _long_session(engine, api, demo)
+    started = time.monotonic()
+    api.inspect(session_id)
+    inspected = time.monotonic() - started
+    admin.sign_in(demo.owner_key)
+
+    admin.page.goto(f"/admin/sessions/{session_id}/context", wait_until="commit")
+    opened = admin.page.evaluate(UNTIL, '[data-part="message:1"]')
+    expect(admin.page.locator('[data-group="messages"] tbody tr')).to_have_count(100)
+    expect(admin.page.get_by_test_id("page-label")).to_have_text("1–100 of 1,000")
+
+    toggle = admin.page.evaluate(TOGGLE, "message:50")
+    expect(admin.page.get_by_test_id("pending")).to_contain_text("1 unsaved change")
+    flipped = admin.page.evaluate(
+        CLICK_UNTIL, ['[aria-label="Message pages"] button:last-child', '[data-part="message:101"]']
+    )
+    expect(admin.row("message:1")).to_have_count(0)
+
+    with capsys.disabled():
+        print(
+            f"\nContext panel at {MESSAGES:,} messages: open {opened:.0f} ms "
+            f"(the inspect request alone: {inspected * 1000:.0f} ms), toggle {toggle['updated']:.1f} ms "
+            f"to new totals ({toggle['painted']:.1f} ms to the next frame), next page {flipped:.1f} ms"
+        )
+    assert opened < 15_000
+    assert toggle["updated"] < 500
+    assert flipped < 1000
+
+
+def test_the_panel_reads_on_a_narrow_window(admin: Admin, demo: Demo):
+    admin.page.set_viewport_size({"width": 390, "height": 844})
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    assert admin.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    expect(admin.box("message:21")).to_be_visible()
+    expect(admin.page.get_by_test_id("try")).to_be_visible()
+
+
+def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
+    """The panel with a saved pair, an unsaved uncheck, an open part and a Try answer; wide and narrow."""
+    page = admin.page
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    admin.box("message:6").uncheck()
+    admin.save()
+    admin.box("tool:glob").uncheck()
+    try_card = page.get_by_test_id("try")
+    try_card.get_by_role("textbox").fill('Where are the notes?\n/tool read_file {"path": "/notes.md"}')
+    try_card.get_by_role("button", name="Try").click()
+    expect(page.get_by_test_id("try-answer")).to_be_visible()
+
+    def shoot(name: str, part: str | None = None) -> Path:
+        if part:
+            admin.row(part).evaluate("row => row.scrollIntoView({block: 'start'})")
+        else:
+            page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=tmp_path / name)
+        return tmp_path / name
+
+    shots = [shoot("context-panel.png")]
+    admin.row("message:6").click()
+    expect(page.get_by_test_id("detail").get_by_test_id("full")).to_contain_text("read_file")
+    shots.append(shoot("context-panel-messages.png", "message:4"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    shots.append(shoot("context-panel-narrow.png"))
+
+    for shot in shots:
+        assert shot.read_bytes().startswith(b"\x89PNG")
+        if os.environ.get("HANGO_UPDATE_SCREENSHOTS"):
+            shutil.copyfile(shot, IMAGES / shot.name)
