@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hango.agent.parts import SUMMARY, MalformedPart, PartID, SourcedBlock, SourcedMessage, kind_of
+from hango.agent.parts import MalformedPart, PartID, SourcedBlock, SourcedMessage, kind_of
 from hango.agent.types import Block, Message, TextBlock
 from hango.agent.validate import tool_pairs, validate_history
 from hango.errors import Unprocessable
@@ -76,8 +76,11 @@ def check_override(override: Override, target: str) -> None:
     if override.action == REPLACE and kind == "tool":
         message = "a tool's schema cannot be replaced: it must match the tool's argument validation"
         raise OverrideRejected("replace_not_allowed_for_tools", message, [part])
-    if override.action == REPLACE and override.replacement is None:
-        raise OverrideRejected("replacement_required", f"replace on {part} needs a replacement", [part])
+    if override.action == REPLACE and not (override.replacement or "").strip():
+        # a blank text block is rejected by the provider APIs, so it is no replacement at all
+        raise OverrideRejected(
+            "replacement_required", f"replace on {part} needs a non-blank replacement", [part]
+        )
     if override.action == EXCLUDE and override.replacement is not None:
         raise OverrideRejected("replacement_not_allowed", f"exclude on {part} takes no replacement", [part])
 
@@ -148,7 +151,7 @@ def close_set(
             chosen[part] = Override(part, EXCLUDE, None, origin)
             added.append(part)
             queue.append(part)
-    _check_history(apply_messages(messages, chosen), chosen)
+    _check_history(messages, chosen)
     return sorted(chosen.values(), key=lambda o: o.part), sorted(added)
 
 
@@ -165,12 +168,15 @@ def _has_text(message: Message) -> bool:
     return any(isinstance(b, TextBlock) for b in message.content)
 
 
-def _check_history(kept: Sequence[SourcedMessage], chosen: dict[PartID, Override]) -> None:
-    problems = validate_history([m.message for m in kept])
+def _check_history(messages: Sequence[SourcedMessage], chosen: dict[PartID, Override]) -> None:
+    """Reject the first problem the set brings in; the history's own (an empty session's) are not its fault."""
+    kept = apply_messages(messages, chosen)
+    own = {p.code for p in validate_history([m.message for m in messages])}
+    problems = [p for p in validate_history([m.message for m in kept]) if p.code not in own]
     if not problems:
         return
     problem = problems[0]
-    culprits = [p for p, o in chosen.items() if o.action == EXCLUDE] or [SUMMARY]
+    culprits = [p for p, o in chosen.items() if o.action == EXCLUDE]
     if problem.code == "starts_with_assistant" and kept:
         culprits = [p for p in chosen if _seq_or_zero(p) < _seq_or_zero(kept[0].part)] or culprits
     raise OverrideRejected(problem.code, problem.message, culprits)

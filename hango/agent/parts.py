@@ -78,7 +78,7 @@ def kind_of(part: PartID) -> str:
 
 def _valid(kind: str, rest: str) -> bool:
     if kind == "message":
-        return rest.isascii() and rest.isdigit() and 0 < int(rest) < 2**31
+        return rest.isascii() and rest.isdigit() and rest == str(int(rest)) and 0 < int(rest) < 2**31
     if kind == "tool":
         return bool(_TOOL.match(rest))
     if kind != "system":

@@ -15,10 +15,20 @@ from typing import Any
 
 from hango.agent.chain import Chain, history_messages
 from hango.agent.gateway import Gateway
-from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides, check_override, close_set
-from hango.agent.parts import PartID, kind_of
+from hango.agent.overrides import (
+    EXCLUDE,
+    REPLACE,
+    Override,
+    OverrideRejected,
+    Overrides,
+    apply_messages,
+    check_override,
+    close_set,
+)
+from hango.agent.parts import PartID, SourcedMessage, message_part
 from hango.agent.state import RunState, StoredMessage
 from hango.agent.types import Message, Response, TextBlock, message_to_dict
+from hango.agent.validate import validate_history
 
 PURPOSE = "context_try"
 
@@ -51,31 +61,64 @@ def plan(state: RunState, body: TryBody) -> TryPlan:
         Override(p, REPLACE, t) for p, t in body.replace.items()
     ]
     for override in wanted:
-        check_override(override, "agent" if kind_of(override.part) in ("system", "tool") else "session")
+        check_override(override, target_of(override.part))
     released = set(body.include)
     agent = {p: o for p, o in state.overrides.agent.items() if p not in released}
-    agent |= {o.part: o for o in wanted if o.part.startswith(("system:", "tool:"))}
+    agent |= {o.part: o for o in wanted if target_of(o.part) == "agent"}
     explicit = {
         p: o for p, o in state.overrides.session.items() if o.paired_from is None and p not in released
     }
-    explicit |= {
-        o.part: o for o in wanted if o.part not in agent and not o.part.startswith(("system:", "tool:"))
-    }
-    closed, added = close_set(list(explicit.values()), history_messages(state))
+    explicit |= {o.part: o for o in wanted if target_of(o.part) == "session"}
+    history = _sent_history(state, body.message)
+    closed, added = close_set(list(explicit.values()), history)
+    _require_sendable(apply_messages(history, {o.part: o for o in closed}))
     already = set(body.exclude) | {p for p in state.overrides.session if p not in released}
     return TryPlan(Overrides.of(agent.values(), closed), [p for p in added if p not in already])
 
 
-def shape_history(state: RunState, message: str | None) -> None:
-    """Append ``message`` as a new user turn, or cut after the last user text message."""
+def _sent_history(state: RunState, message: str | None) -> list[SourcedMessage]:
+    """The history the call would carry, the new turn included: what the set must leave valid."""
+    history = history_messages(state)
     if message is not None:
-        state.history.append(StoredMessage(state.last_seq + 1, Message("user", (TextBlock(message),))))
+        turn = new_turn(state, message)
+        history.append(SourcedMessage(message_part(turn.seq), turn.message))
+    return history
+
+
+def _require_sendable(history: list[SourcedMessage]) -> None:
+    """A try sends its call now, so the history must be valid as it stands (an empty session's is not)."""
+    problems = validate_history([m.message for m in history])
+    if problems:
+        raise OverrideRejected(problems[0].code, problems[0].message, [])
+
+
+def new_turn(state: RunState, text: str) -> StoredMessage:
+    """``text`` as the user message after the stored history."""
+    return StoredMessage(state.last_seq + 1, Message("user", (TextBlock(text),)))
+
+
+def target_of(part: PartID) -> str:
+    """Which stored set a part belongs to (``agent`` or ``session``); malformed ids are checked after."""
+    return "agent" if part.startswith(("system:", "tool:")) else "session"
+
+
+def shape_history(state: RunState, message: str | None) -> None:
+    """Append ``message`` as a new user turn, or cut after the last user text message that is sent."""
+    if message is not None:
+        state.history.append(new_turn(state, message))
         return
     for index in range(len(state.history) - 1, -1, -1):
-        content = state.history[index].message
-        if content.role == "user" and any(isinstance(b, TextBlock) for b in content.content):
+        if _sent_user_text(state.history[index], state.overrides):
             del state.history[index + 1 :]
             return
+
+
+def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:
+    # an excluded user message is no turn to re-answer: cutting after it would end on the assistant
+    override = overrides.session.get(message_part(stored.seq))
+    content = stored.message
+    excluded = override is not None and override.action == EXCLUDE
+    return not excluded and content.role == "user" and any(isinstance(b, TextBlock) for b in content.content)
 
 
 def send(chain: Chain, state: RunState, gateway: Gateway) -> Response:
