@@ -28,14 +28,17 @@ MAX_IDEMPOTENCY_KEY = 200
 NO_NUL = "text must not contain NUL characters (U+0000)"  # PostgreSQL cannot store them
 
 
-def _no_nul(text: str) -> None:
+def _usable_text(text: str) -> None:
+    """Providers reject blank text blocks, and PostgreSQL cannot store NUL characters."""
+    if not text.strip():
+        raise ValidationError("text must not be blank")
     if "\x00" in text:
         raise ValidationError(NO_NUL)
 
 
 class TextBlockSchema(Schema):
     type = fields.String(required=True, validate=validate.Equal("text"))
-    text = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_TEXT), _no_nul])
+    text = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_TEXT), _usable_text])
 
 
 class NewMessageSchema(Schema):
@@ -48,15 +51,13 @@ class NewMessageSchema(Schema):
     def _content(self, data: dict, **_kw) -> None:
         content = data["content"]
         if isinstance(content, str):
-            if not 0 < len(content) <= MAX_TEXT:
-                raise ValidationError(f"content must be 1 to {MAX_TEXT} characters", "content")
-            if "\x00" in content:
-                raise ValidationError(NO_NUL, "content")
-            data["content"] = [{"type": "text", "text": content}]
-            return
+            content = data["content"] = [{"type": "text", "text": content}]
         if not isinstance(content, list) or not 0 < len(content) <= 100:
             raise ValidationError("content must be a string or a list of 1 to 100 text blocks", "content")
-        TextBlockSchema(many=True).load(content)
+        try:
+            TextBlockSchema(many=True).load(content)
+        except ValidationError as exc:
+            raise ValidationError(exc.messages, "content") from None
 
 
 class RunResultSchema(Schema):

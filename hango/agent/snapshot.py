@@ -166,7 +166,8 @@ def _mark_cache(system: list[PartView], tools: list[PartView], sent) -> None:
     breakpoint_part = sent.system[at].part
     order = [p.id for p in system]
     last = order.index(breakpoint_part) if breakpoint_part in order else -1
-    prefix = [*tools, *(p for i, p in enumerate(system) if i <= last and not p.stale)]
+    cached_system = [p for i, p in enumerate(system) if i <= last]
+    prefix = [p for p in (*tools, *cached_system) if not p.stale]
     after = 0
     for view in reversed(prefix):
         view.cached_prefix = True

@@ -215,3 +215,13 @@ def test_a_bug_in_a_tool_fails_the_run_and_leaves_the_session_as_it_was(
     assert chat.stored() == before
     failed = chat.runs()[-1]
     assert (failed["status"], failed["error"]["code"]) == ("failed", "internal_error")
+
+
+@pytest.mark.parametrize("content", [" ", "\n\t", [{"type": "text", "text": "  "}], "a\x00b"])
+def test_blank_or_nul_user_text_is_refused_and_nothing_is_stored(acme, content):
+    agent = acme.member.post("/v1/agents", json={"name": "blank"}).get_json()
+    session = acme.member.post("/v1/sessions", json={"agent_id": agent["id"]}).get_json()
+    response = acme.member.post(f"/v1/sessions/{session['id']}/messages", json={"content": content})
+    assert response.status_code == 422
+    assert response.get_json()["error"]["code"] in ("invalid", "nul_character")
+    assert acme.member.get(f"/v1/sessions/{session['id']}/messages").get_json()["items"] == []
