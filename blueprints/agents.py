@@ -7,7 +7,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
-from blueprints.common import PageArgsSchema, page_of
+from blueprints.common import page_of, paged
 from hango import tenancy
 from hango.agent import catalog
 
@@ -18,12 +18,20 @@ class AgentSchema(Schema):
     id = fields.UUID(dump_only=True)
     owner_id = fields.UUID(dump_only=True)
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    model = fields.String(load_default=catalog.DEFAULT_MODEL, validate=validate.Length(min=3, max=200))
+    model = fields.String(
+        load_default=catalog.DEFAULT_MODEL,
+        validate=validate.Length(min=3, max=200),
+        metadata={
+            "pattern": f"^({'|'.join(catalog.PROVIDERS)})/[\\s\\S]+$",
+            "description": "<provider>/<model>",
+        },
+    )
     system_prompt = fields.String(load_default="", validate=validate.Length(max=200_000))
     tools = fields.List(
         fields.String(validate=validate.OneOf(catalog.BUILTIN_TOOLS)),
         load_default=lambda: list(catalog.BUILTIN_TOOLS),
         validate=validate.Length(max=len(catalog.BUILTIN_TOOLS)),
+        metadata={"uniqueItems": True},
     )
     settings = fields.Dict(keys=fields.String(), load_default=dict)
     context_window = fields.Integer(
@@ -55,7 +63,7 @@ AgentPageSchema = page_of(AgentSchema, "AgentPage")
 
 @blp.route("")
 class AgentList(MethodView):
-    @blp.arguments(PageArgsSchema, location="query")
+    @paged(blp)
     @blp.response(200, AgentPageSchema)
     def get(self, args: dict) -> dict:
         """List the tenant's agents."""

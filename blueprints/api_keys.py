@@ -10,7 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import PageArgsSchema, error_response, page_of
+from blueprints.common import error_response, page_of, paged
 from hango import authz, tenancy
 from hango.auth import generate_key
 from hango.errors import Conflict, Unprocessable
@@ -71,7 +71,7 @@ def _key_holder(user_id: uuid.UUID) -> uuid.UUID:
 
 @blp.route("")
 class ApiKeyList(MethodView):
-    @blp.arguments(PageArgsSchema, location="query")
+    @paged(blp)
     @blp.response(200, ApiKeyPageSchema)
     def get(self, args: dict) -> Page:
         """List API keys (revoked ones too): a member's own, or all for owners and admins."""

@@ -6,7 +6,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import PageArgsSchema, page_of
+from blueprints.common import PageArgsSchema, page_of, paged
 from hango import tenancy
 from hango.audit import ACTIONS
 from hango.store.pages import Page
@@ -38,7 +38,7 @@ AuditPageSchema = page_of(AuditEntrySchema, "AuditPage")
 
 @blp.route("")
 class AuditLog(MethodView):
-    @blp.arguments(AuditArgsSchema, location="query")
+    @paged(blp, AuditArgsSchema)
     @blp.response(200, AuditPageSchema)
     def get(self, args: dict) -> Page:
         """A page of the tenant's audit log, oldest first, filtered by action and object."""

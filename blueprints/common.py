@@ -15,9 +15,18 @@ from hango.errors import NotFound
 MAX_PAGE = 1000
 
 
+INVALID_CURSOR = "`invalid_cursor`: `cursor` is not one this list handed out."
+
+
 class PageArgsSchema(Schema):
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=MAX_PAGE))
-    cursor = fields.String(load_default=None, validate=validate.Length(max=1000))
+    # Cursors are base64url. The document says so, which keeps every valid request line short; any
+    # other cursor is still refused by decoding it (400 `invalid_cursor`).
+    cursor = fields.String(
+        load_default=None,
+        validate=validate.Length(max=1000),
+        metadata={"description": "the previous page's `next_cursor`", "pattern": "^[A-Za-z0-9_-]*$"},
+    )
 
 
 def page_of(item: type[Schema], name: str) -> type[Schema]:
@@ -31,6 +40,15 @@ def page_of(item: type[Schema], name: str) -> type[Schema]:
 def error_response(blp: Blueprint, status: int, description: str) -> Callable[[Any], Any]:
     """Document one specific error of an operation in the error envelope: its code(s) and when."""
     return blp.alt_response(status, schema=ErrorSchema, description=description)
+
+
+def paged(blp: Blueprint, args: type[Schema] = PageArgsSchema) -> Callable[[Any], Any]:
+    """``args`` from the query string of a listing, with its bad-cursor 400 documented."""
+
+    def decorate(view: Any) -> Any:
+        return blp.arguments(args, location="query")(error_response(blp, 400, INVALID_CURSOR)(view))
+
+    return decorate
 
 
 def found(row: sa.Row | None, what: str) -> sa.Row:

@@ -54,7 +54,14 @@ class TryBodySchema(Schema):
     replace = fields.Dict(
         keys=PART, values=fields.String(validate=validate.Length(max=MAX_REPLACEMENT)), load_default=dict
     )
-    message = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=200_000))
+    message = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=[
+            validate.Length(min=1, max=200_000),
+            validate.Regexp(r"[\s\S]*\S", error="message must hold non-blank text"),
+        ],
+    )
 
 
 class TryResultSchema(Schema):

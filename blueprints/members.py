@@ -10,7 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import PageArgsSchema, error_response, page_of
+from blueprints.common import error_response, page_of, paged
 from hango import authz, tenancy
 from hango.errors import Conflict
 from hango.store.pages import Page
@@ -46,7 +46,7 @@ def _keep_an_owner(member: sa.Row) -> None:
 
 @blp.route("")
 class MemberList(MethodView):
-    @blp.arguments(PageArgsSchema, location="query")
+    @paged(blp)
     @blp.response(200, MemberPageSchema)
     def get(self, args: dict) -> Page:
         """List the tenant's members with their roles."""

@@ -9,7 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import PageArgsSchema, error_response, found, page_of
+from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
 from hango.store.memory_files import MAX_PATH_CHARS, memory_path
 from hango.store.pages import Page
@@ -48,7 +48,7 @@ def _memory_file(agent_id: uuid.UUID, path: str) -> sa.Row:
 
 @blp.route("")
 class MemoryList(MethodView):
-    @blp.arguments(PageArgsSchema, location="query")
+    @paged(blp)
     @blp.response(200, MemoryPageSchema)
     @error_response(blp, 404, "`not_found`: no such agent.")
     def get(self, args: dict, agent_id: uuid.UUID) -> Page:

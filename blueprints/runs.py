@@ -10,7 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
-from blueprints.common import PageArgsSchema, error_response, page_of
+from blueprints.common import error_response, page_of, paged
 from hango import tenancy
 from hango.store.pages import Page
 
@@ -32,7 +32,7 @@ RunPageSchema = page_of(RunSchema, "RunPage")
 
 @blp.route("/sessions/<uuid:session_id>/runs")
 class RunList(MethodView):
-    @blp.arguments(PageArgsSchema, location="query")
+    @paged(blp)
     @blp.response(200, RunPageSchema)
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     def get(self, args: dict, session_id: uuid.UUID) -> Page:

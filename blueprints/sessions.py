@@ -10,7 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import PageArgsSchema, error_response, page_of
+from blueprints.common import PageArgsSchema, error_response, page_of, paged
 from hango import authz, tenancy
 from hango.errors import Unprocessable
 from hango.store.pages import Page
@@ -37,7 +37,7 @@ NOT_FOUND = "`not_found`: no such session, or not one of the caller's."
 
 @blp.route("")
 class SessionList(MethodView):
-    @blp.arguments(SessionPageArgsSchema, location="query")
+    @paged(blp, SessionPageArgsSchema)
     @blp.response(200, SessionPageSchema)
     def get(self, args: dict) -> Page:
         """List sessions: a member's own, or all for owners and admins."""

@@ -9,7 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
-from blueprints.common import PageArgsSchema, error_response, found, page_of
+from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
 from hango.agent import catalog
 from hango.errors import Conflict
@@ -70,7 +70,7 @@ def _audit(action: str, skill: sa.Row) -> None:
 
 @blp.route("")
 class SkillList(MethodView):
-    @blp.arguments(PageArgsSchema, location="query")
+    @paged(blp)
     @blp.response(200, SkillPageSchema)
     @error_response(blp, 404, "`not_found`: no such agent.")
     def get(self, args: dict, agent_id: uuid.UUID) -> Page:

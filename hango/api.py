@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import traceback
 from typing import Any
 
-from flask import Flask, Response, jsonify
-from flask_smorest import Api
+from flask import Flask, Response, jsonify, request
+from flask_smorest import Api, Blueprint
 from marshmallow import Schema, fields
-from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from sqlalchemy import exc as sa_exc
+from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
-from hango.errors import HangoError
+from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +64,81 @@ def http_error_response(error: HTTPException) -> Response:
     return response
 
 
+GENERIC_ERRORS = (
+    "The error envelope. Besides the codes each operation lists: `bad_request` (400, malformed JSON), "
+    "`missing_api_key`, `malformed_api_key`, `invalid_api_key`, `revoked_api_key` (401), "
+    "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415), "
+    "`invalid` (422, the body or parameters break the schema; `details` says where), "
+    "`nul_character` (422, a text holds U+0000, which cannot be stored), "
+    "`rate_limited` (429, with `Retry-After`), `internal_error` (500), "
+    "`database_unavailable` (503, with `Retry-After`: the database lost or refused the connection; retry)."
+)
+
+
 class HangoApi(Api):
     """flask-smorest's Api with hango's error envelope, documented on every operation."""
 
     ERROR_SCHEMA = ErrorSchema
 
+    def register_blueprint(self, blp: Blueprint, *, parameters: Any = None, **options: Any) -> None:
+        super().register_blueprint(blp, parameters=parameters, **options)
+        # Hooked per app under the blueprint's name: it runs after the app's own hooks, so
+        # authentication and authorization answer first, and the shared blueprint is untouched.
+        self._app.before_request_funcs.setdefault(blp.name, []).append(screen_input)
+
     def handle_http_exception(self, error: HTTPException) -> Response:
+        original = getattr(error, "original_exception", None)
+        if isinstance(error, InternalServerError) and original is not None:
+            # Flask wraps what escapes the view and its handlers (a failed commit in after_request).
+            return _handle_unexpected(original)
         return http_error_response(error)
+
+    def _register_responses(self) -> None:
+        """flask-smorest's responses, with the default error response listing the generic codes."""
+        super()._register_responses()
+        # flask-smorest registers it lazily with a fixed text; only its description changes here.
+        self.spec.components._subsections_lazy["response"]["DEFAULT_ERROR"]["description"] = GENERIC_ERRORS
+
+
+def _holds_nul(value: Any) -> bool:
+    """True when any string (key or value) inside a parsed JSON document holds U+0000 (no recursion)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+def screen_input() -> None:
+    """Refuse what the argument parser cannot take: JSON nested too deep, text holding U+0000.
+
+    JSON nested past Python's parser stack raises ``RecursionError`` inside the parser (400
+    ``bad_request`` here); U+0000 cannot be stored in PostgreSQL's ``text`` (422 ``nul_character``).
+    """
+    where = None
+    if "\x00" in request.path or any("\x00" in k + v for k, v in request.args.items(multi=True)):
+        where = "path or query"
+    elif request.is_json and request.get_data(cache=True):
+        try:
+            body = json.loads(request.get_data(cache=True))
+        except RecursionError:
+            raise BadRequest("the JSON body is nested too deeply", code="bad_request") from None
+        except ValueError:
+            return  # malformed JSON: the argument parser answers 400 with its reason
+        where = "body" if _holds_nul(body) else None
+    if where is not None:
+        raise Unprocessable(
+            f"the {where} holds a NUL character (U+0000), which hango cannot store",
+            code="nul_character",
+            details={"location": where},
+        )
 
 
 def _handle_hango_error(error: HangoError) -> Response:
@@ -82,12 +152,27 @@ def _handle_hango_error(error: HangoError) -> Response:
 def _handle_unexpected(error: Exception) -> Response:
     if isinstance(error, HTTPException):
         return http_error_response(error)
+    if _database_unavailable(error):
+        return _handle_hango_error(
+            ServiceUnavailable(
+                "the database could not serve this request right now, try again",
+                code="database_unavailable",
+                headers={"Retry-After": "1"},
+            )
+        )
     # The message of a database or library error can quote request content: log only where it failed.
     frames = traceback.extract_tb(error.__traceback__)
     ours = [f for f in frames if "/site-packages/" not in f.filename] + frames[-1:]
     where = "".join(traceback.format_list(ours))
     log.error("unhandled %s\n%s", type(error).__name__, where)
     return envelope(500, "internal_error", "internal error")
+
+
+def _database_unavailable(error: Exception) -> bool:
+    """True for a lost or refused connection (a restart), a deadlock or a cancelled statement: worth a retry."""
+    if isinstance(error, sa_exc.DBAPIError) and error.connection_invalidated:
+        return True
+    return isinstance(error, sa_exc.OperationalError | sa_exc.InterfaceError)
 
 
 def init_errors(app: Flask) -> None:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -20,10 +17,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from hango.app import create_app
 from hango.cli.admin import create_principal
-from hango.db import make_engine, migrate
-from hango.db.embedded import EmbeddedPostgres
+from hango.db import make_engine
 from hango.db.schema import metadata
 from tests.support.clients import As, Tenant
+from tests.support.database import migrated_postgres
 
 TEST_RATE_LIMIT = 100_000
 SPANS = InMemorySpanExporter()
@@ -58,17 +55,8 @@ def database_url() -> Iterator[str]:
     if url:
         yield url
         return
-    # /tmp, not pytest's 0700 tmp_path: PostgreSQL's service user must reach the data folder.
-    data_dir = Path(tempfile.mkdtemp(prefix="hango-test-", dir="/tmp"))
-    data_dir.chmod(0o755)
-    server = EmbeddedPostgres(data_dir, durable=False)
-    url = server.acquire()
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    engine.dispose()
-    yield url
-    server.release()
-    shutil.rmtree(data_dir, ignore_errors=True)
+    with migrated_postgres() as (_, url):
+        yield url
 
 
 @pytest.fixture(scope="session")

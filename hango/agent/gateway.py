@@ -42,7 +42,7 @@ class Gateway:
         self.check_quota()
         provider, bare = self.deps.provider(request.model)
         estimated = estimate_request(request)
-        with telemetry.tracer().start_as_current_span(names.SPAN_CHAT) as span:
+        with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
             response = provider.complete(replace(request, model=bare), timeout=self.timeout)
             chat_span.finish(span, self.state, response)

@@ -6,8 +6,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 
 import requests
 
@@ -23,14 +24,20 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def gunicorn_server(database_url: str, workers: int = 2) -> Iterator[str]:
-    """Run gunicorn on ``database_url`` until the block ends; yields the base URL."""
+def gunicorn_server(
+    database_url: str, workers: int = 2, env: Mapping[str, str] | None = None, log_path: Path | None = None
+) -> Iterator[str]:
+    """Run gunicorn on ``database_url`` until the block ends; yields the base URL.
+
+    ``env`` adds ``HANGO_*`` settings; ``log_path`` keeps the server's output in that file.
+    """
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
-    env = {**os.environ, "HANGO_DATABASE_URL": database_url}
+    env = {**os.environ, **(env or {}), "HANGO_DATABASE_URL": database_url}
     url = f"http://127.0.0.1:{port}"
     # A file, not a pipe: a long session's log must never fill a pipe and block the server.
-    with tempfile.TemporaryFile() as log:
+    opened = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115
+    with opened as log:
         server = subprocess.Popen(
             [*argv, "--no-control-socket", "wsgi:app"], cwd=REPO_ROOT, env=env, stdout=log, stderr=log
         )

@@ -1,0 +1,28 @@
+"""The figures a reliability run reports (requests sent, examples, faults...), for docs/reliability.md.
+
+Tests call ``record``; when ``HANGO_RELIABILITY_FIGURES`` names a file, every figure
+is merged into it as JSON, so ``scripts/soak.py`` and a plain pytest run both leave
+their numbers behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+_lock = threading.Lock()
+
+
+def record(name: str, **values: Any) -> None:
+    """Merge ``values`` under ``name`` into the figures file, when one is configured."""
+    target = os.environ.get("HANGO_RELIABILITY_FIGURES")
+    if not target:
+        return
+    path = Path(target)
+    with _lock:
+        figures = json.loads(path.read_text()) if path.exists() else {}
+        figures[name] = values
+        path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
