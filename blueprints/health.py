@@ -25,5 +25,5 @@ def readyz() -> Response:
     except migrate.SchemaNotCurrent as exc:
         return envelope(503, "schema_not_current", str(exc))
     except SQLAlchemyError:
-        return envelope(503, "database_unreachable", "the database is not reachable")
+        return envelope(503, "database_unavailable", "the database is not reachable")
     return jsonify({"status": "ready", "migration": migrate.head_revision()})

@@ -62,7 +62,8 @@ def tool_phase(chain: Chain, state: RunState, ctx: ToolContext, uses: list[ToolU
 
     def execute(call: ToolCall) -> ToolResultBlock:
         tool = tools.get(call.use.name) if call.use.name in allowed else None
-        with telemetry.tracer().start_as_current_span(names.SPAN_TOOL.format(name=call.use.name)) as span:
+        span_name = names.SPAN_TOOL.format(name=call.use.name)
+        with telemetry.tracer().start_as_current_span(span_name, record_exception=False) as span:
             result = run_tool(tool, call.use, ctx)
             span.set_attributes({names.TOOL_NAME: call.use.name, names.TOOL_ERROR: result.is_error})
         return result

@@ -55,7 +55,7 @@ def test_readyz_is_503_when_the_database_is_unreachable(make_app):
     app = make_app(database_url="postgresql+psycopg2://postgres@127.0.0.1:1/hango", check_schema=False)
     response = app.test_client().get("/readyz")
     assert response.status_code == 503
-    assert response.get_json()["error"]["code"] == "database_unreachable"
+    assert response.get_json()["error"]["code"] == "database_unavailable"
 
 
 def test_bootstrap_prints_a_working_key_and_reuses_tenant_and_user(
