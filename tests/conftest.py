@@ -19,8 +19,11 @@ from hango.app import create_app
 from hango.cli.admin import create_principal
 from hango.db import make_engine
 from hango.db.schema import metadata
+from hango.providers import close_providers
+from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As, Tenant
 from tests.support.database import migrated_postgres
+from tests.support.server import gunicorn_server
 
 TEST_RATE_LIMIT = 100_000
 SPANS = InMemorySpanExporter()
@@ -128,3 +131,18 @@ def acme(engine: sa.Engine, client) -> Tenant:
 def globex(engine: sa.Engine, client) -> Tenant:
     """Tenant B, for isolation cases."""
     return _tenant(engine, client, "Globex")
+
+
+@pytest.fixture(scope="session")
+def live_server(database_url: str) -> Iterator[str]:
+    """The base URL of a gunicorn server (2 workers) on the test database."""
+    with gunicorn_server(database_url) as url:
+        yield url
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProviderServer]:
+    """A fake Anthropic/OpenAI server; the adapters built for it are closed with it."""
+    with FakeProviderServer() as server:
+        yield server
+    close_providers()

@@ -189,3 +189,20 @@ def test_framing_is_folded_into_each_part() -> None:
 def test_weights_change_the_estimate() -> None:
     double = Estimator(Weights(letter_run=2.1))
     assert double.estimate_text("one two three four") > estimate_text("one two three four") + 3
+
+
+def test_a_message_is_estimated_once_while_it_lives_and_forgotten_with_it() -> None:
+    estimator = Estimator()
+    computed = []
+
+    def compute(message: Message) -> int:
+        computed.append(len(message.content))
+        return 7
+
+    message = Message("user", (TextBlock("hello there"),))
+    assert [estimator.memo.get(message, compute) for _ in range(3)] == [7, 7, 7]
+    assert computed == [1]
+    assert estimator.estimate_message(Message("user", (TextBlock("hi"),))) > 0  # a temporary, gone at once
+    assert len(estimator.memo) == 1
+    del message  # the memo holds no message alive, and its entry goes with it
+    assert len(estimator.memo) == 0

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
 
 from tests.support.clients import As, Tenant
-from tests.support.server import gunicorn_server
 from tests.support.world import World, build_world
 
 
@@ -26,10 +25,3 @@ def caller(acme: Tenant, request: pytest.FixtureRequest) -> Callable[[str], As]:
         return request.getfixturevalue("globex").owner if case == "stranger" else getattr(acme, case)
 
     return pick
-
-
-@pytest.fixture(scope="session")
-def live_server(database_url: str) -> Iterator[str]:
-    """The base URL of a gunicorn server (2 workers) on the test database."""
-    with gunicorn_server(database_url) as url:
-        yield url

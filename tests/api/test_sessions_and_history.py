@@ -55,7 +55,7 @@ def test_append_numbers_messages_without_gaps_under_concurrency(acme, world: Wor
         thread.join()
     with engine.connect() as conn:
         history = TenantStore(conn, uuid.UUID(acme.id)).messages.history(uuid.UUID(world.session))
-    assert [m.seq for m in history] == list(range(1, 11))
+        assert [m.seq for m in history] == list(range(1, 11))
 
 
 @pytest.mark.parametrize(

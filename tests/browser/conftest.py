@@ -12,7 +12,6 @@ from hango.cli import demo as demo_cli
 from hango.config import load_config
 from tests.browser.admin import Admin, Api, Demo
 from tests.conftest import TEST_RATE_LIMIT
-from tests.support.server import gunicorn_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -26,13 +25,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 DESKTOP = {"width": 1280, "height": 800}
-
-
-@pytest.fixture(scope="session")
-def live_server(database_url: str) -> Iterator[str]:
-    """The base URL of a gunicorn server (2 workers) on the test database."""
-    with gunicorn_server(database_url) as url:
-        yield url
 
 
 @pytest.fixture(scope="session")

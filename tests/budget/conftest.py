@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,11 +15,9 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage, block_from_dict
 from hango.db.schema import usage_records
-from hango.providers import close_providers
 from hango.telemetry import names
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.support.clients import As, Tenant
-from tests.support.server import gunicorn_server
 
 FAKE_MODEL = "anthropic/claude-fake-1"
 
@@ -33,14 +31,6 @@ DELEGATING = (
     Response(Message("assistant", (TextBlock("3 files"),)), "end_turn", Usage(50, 10)),
     Response(Message("assistant", (TextBlock("There are 3 files."),)), "end_turn", Usage(120, 30, 280, 0)),
 )
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProviderServer]:
-    """A fake Anthropic server; the adapters built for it are closed after the test."""
-    with FakeProviderServer() as server:
-        yield server
-        close_providers()
 
 
 @pytest.fixture
@@ -58,13 +48,6 @@ def fake_app(make_app: Callable[..., Flask], fake: FakeProviderServer) -> Flask:
 def fake_owner(fake_app: Flask, acme: Tenant) -> As:
     """``acme``'s owner, calling the fake-provider app."""
     return on(fake_app, acme.owner)
-
-
-@pytest.fixture(scope="session")
-def live_server(database_url: str) -> Iterator[str]:
-    """The base URL of a gunicorn server (2 workers) on the test database."""
-    with gunicorn_server(database_url) as url:
-        yield url
 
 
 def on(app: Flask, who: As) -> As:

@@ -7,7 +7,6 @@ server on the test database; nothing of the HTTP layer is mocked.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,6 @@ from hango.config import load_config
 from hango.store import TenantStore
 from tests.conftest import TEST_RATE_LIMIT
 from tests.support.clients import Tenant
-from tests.support.server import gunicorn_server
 
 
 @dataclass(frozen=True)
@@ -29,13 +27,6 @@ class Result:
     code: int
     out: str
     err: str
-
-
-@pytest.fixture(scope="session")
-def live_server(database_url: str) -> Iterator[str]:
-    """The base URL of a gunicorn server (2 workers) on the test database."""
-    with gunicorn_server(database_url) as url:
-        yield url
 
 
 @pytest.fixture

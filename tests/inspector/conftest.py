@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,6 @@ from werkzeug.test import TestResponse
 
 from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.types import Block, Message, Request, ToolDef, message_from_dict
-from hango.providers import close_providers
 from hango.store import TenantStore
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.support.clients import As, Tenant
@@ -188,14 +187,6 @@ class Lab:
         response = self.who.get(f"/v1/sessions/{session_id}/messages", query_string={"limit": 10_000})
         assert response.status_code == 200, response.get_json()
         return response.get_json()["items"]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProviderServer]:
-    """A fake Anthropic/OpenAI server; the adapters built for it are closed with it."""
-    with FakeProviderServer() as server:
-        yield server
-    close_providers()
 
 
 def fake_config(fake: FakeProviderServer) -> dict[str, Any]:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS
-from hango.providers import close_providers
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.runtime.chat import Chat
 from tests.support.clients import Tenant
@@ -18,14 +17,6 @@ from tests.support.clients import Tenant
 SYSTEM_PROMPT = "You are the runtime test agent."
 
 OpenChat = Callable[..., Chat]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProviderServer]:
-    """A fake Anthropic/OpenAI server; the adapters built for it are closed with it."""
-    with FakeProviderServer() as server:
-        yield server
-    close_providers()
 
 
 @pytest.fixture

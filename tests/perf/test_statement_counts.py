@@ -1,0 +1,143 @@
+"""The deterministic cost bounds behind the inspect benchmark: SQL statements never grow with history.
+
+Timings are noisy on shared machines; statement counts are not. An inspect, an
+override PUT, a try and a whole run (with a tool turn) must each send exactly the
+same statements on a 10-message session as on a 1,000-message one: the history
+is read in one query, never per message.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from werkzeug.test import TestResponse
+
+from hango.agent.catalog import BUILTIN_TOOLS, MAX_CONTEXT_WINDOW
+from hango.db.schema import messages
+from hango.store import TenantStore
+from hango.store.base import new_id
+from tests.support.clients import As, Tenant
+from tests.support.sql import count_statements
+
+MAX_INSPECT_STATEMENTS = 12
+
+
+def turn(seq: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Five messages: a question, two tool calls, their results, an answer, thanks (``seq`` is the first's)."""
+    ids = (f"toolu_{seq}_a", f"toolu_{seq}_b")
+    return [
+        ("user", [{"type": "text", "text": f"question {seq}: ¿qué tal? 🙂"}]),
+        ("assistant", [{"type": "tool_use", "id": i, "name": "ls", "input": {"path": "/"}} for i in ids]),
+        (
+            "user",
+            [
+                {"type": "tool_result", "tool_use_id": i, "content": "notes.md", "is_error": False}
+                for i in ids
+            ],
+        ),
+        ("assistant", [{"type": "text", "text": f"answer {seq}"}]),
+        ("user", [{"type": "text", "text": "thanks"}]),
+    ]
+
+
+def seed_session(store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, length: int) -> str:
+    """A session of ``length`` (a multiple of 5) valid messages with tool pairs and a summary, bulk-inserted."""
+    session = store.sessions.create(agent_id, owner_id, f"{length} messages")
+    history = [m for seq in range(1, length + 1, 5) for m in turn(seq)]
+    rows = [
+        {
+            "id": new_id(),
+            "tenant_id": store.tenant_id,
+            "session_id": session.id,
+            "seq": seq,
+            "role": r,
+            "content": c,
+        }
+        for seq, (r, c) in enumerate(history, start=1)
+    ]
+    store.conn.execute(sa.insert(messages), rows)
+    store.summaries.create(session.id, 5, "the first turn")
+    return str(session.id)
+
+
+@pytest.fixture
+def sessions(engine: sa.Engine, acme: Tenant) -> dict[int, str]:
+    """A 10- and a 1,000-message session of one agent with memory, a skill and an agent override."""
+    owner = uuid.UUID(acme.owner.user_id)
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(acme.id))
+        agent = store.agents.create(
+            owner,
+            name="counted",
+            model="offline/echo",
+            system_prompt="You count.",
+            tools=list(BUILTIN_TOOLS),
+            settings={},
+            context_window=MAX_CONTEXT_WINDOW,  # no compaction: it would write, and only on the long one
+        )
+        store.memory_files.put(agent.id, "/memories/AGENTS.md", "notes")
+        store.skills.create(agent.id, "deploy", description="ship", body="step 1", allowed_tools=["grep"])
+        made = {n: seed_session(store, agent.id, owner, n) for n in (10, 1_000)}
+    assert (
+        acme.owner.put(f"/v1/agents/{agent.id}/context-overrides", json=exclude("tool:glob")).status_code
+        == 200
+    )
+    return made
+
+
+def exclude(*parts: str) -> dict[str, Any]:
+    return {"overrides": [{"part": p, "action": "exclude"} for p in parts]}
+
+
+def statements(client: As, send: Callable[[As], TestResponse]) -> list[str]:
+    """The SQL text of every statement the app runs while answering ``send``."""
+    with count_statements(client.client.application.extensions["hango.engine"]) as sent:
+        response = send(client)
+    assert response.status_code in (200, 201), response.get_json()
+    return sent
+
+
+def same_for_both(
+    acme: Tenant, sessions: dict[int, str], send: Callable[[As, str], TestResponse]
+) -> list[str]:
+    """The statements of ``send`` on the short and on the long session, asserted identical."""
+    short, long = (statements(acme.owner, lambda who, s=s: send(who, s)) for s in sessions.values())
+    assert short == long
+    return long
+
+
+def test_an_inspect_sends_the_same_few_statements_for_10_and_1000_messages(acme, sessions):
+    for session in sessions.values():
+        assert (
+            acme.owner.put(f"/v1/sessions/{session}/context-overrides", json=exclude("message:7")).status_code
+            == 200
+        )  # +8
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context"))
+
+    assert len(sent) <= MAX_INSPECT_STATEMENTS, sent
+
+
+def test_an_override_put_sends_the_same_statements_for_10_and_1000_messages(acme, sessions):
+    body = exclude("message:7", "message:9")  # message 7 holds tool calls: pair closure adds message 8
+
+    same_for_both(acme, sessions, lambda who, s: who.put(f"/v1/sessions/{s}/context-overrides", json=body))
+
+
+def test_a_try_sends_the_same_statements_for_10_and_1000_messages(acme, sessions):
+    body = {"exclude": ["message:9"], "message": "and now?"}
+
+    same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/context/try", json=body))
+
+
+def test_a_run_with_a_tool_turn_sends_the_same_statements_for_10_and_1000_messages(acme, sessions):
+    # The offline provider calls ls, then answers the result: two model calls and one tool call.
+    body = {"content": '/tool ls {"path": "/"}'}
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
+
+    assert sum("INSERT INTO messages" in s for s in sent) == 4  # question, tool call, result, answer
