@@ -72,21 +72,19 @@ class Chain:
 
     def call_model(self, draft: Draft, state: RunState, handler: ModelHandler) -> Response:
         """Send ``draft`` through every model wrapper to ``handler``."""
-        wrapped = reduce(
-            lambda inner, m: lambda d: m.wrap_model_call(d, state, inner),
-            reversed(self.stack),
-            handler,
-        )
-        return wrapped(draft)
+        return self._wrapped("wrap_model_call", state, handler)(draft)
 
     def call_tool(self, call: ToolCall, state: RunState, handler: ToolHandler) -> ToolResultBlock:
         """Send one tool call through every tool wrapper to ``handler``."""
-        wrapped = reduce(
-            lambda inner, m: lambda c: m.wrap_tool_call(c, state, inner),
+        return self._wrapped("wrap_tool_call", state, handler)(call)
+
+    def _wrapped(self, hook: str, state: RunState, handler):
+        """``handler`` wrapped by every middleware's ``hook``, the outermost first."""
+        return reduce(
+            lambda inner, m: lambda value: getattr(m, hook)(value, state, inner),
             reversed(self.stack),
             handler,
         )
-        return wrapped(call)
 
 
 def history_messages(state: RunState) -> list[SourcedMessage]:

@@ -6,8 +6,7 @@ import argparse
 import json
 
 from hango.auth import generate_key
-from hango.cli.common import config_or_exit
-from hango.db import attached_database, make_engine, migrate
+from hango.cli.common import config_or_exit, migrated_engine
 from hango.store import TenantStore
 from hango.store.tenants import ensure_membership, ensure_tenant, ensure_user
 
@@ -28,14 +27,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def bootstrap(args: argparse.Namespace) -> int:
     config = config_or_exit()
-    with attached_database(config) as url:
-        engine = make_engine(url)
-        migrate.check_current(engine)
-        with engine.begin() as conn:
-            result = create_principal(
-                conn, args.tenant, args.email, args.role, args.rate_limit or config.default_rate_limit
-            )
-        engine.dispose()
+    with migrated_engine(config) as engine, engine.begin() as conn:
+        result = create_principal(
+            conn, args.tenant, args.email, args.role, args.rate_limit or config.default_rate_limit
+        )
     if args.json:
         print(json.dumps(result))
     else:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+
+from sqlalchemy.engine import Engine
 
 from hango.config import Config, ConfigError, load_config
+from hango.db import attached_database, make_engine, migrate
 
 
 def config_or_exit() -> Config:
@@ -20,3 +25,15 @@ def fail(message: str, code: int = 1) -> int:
     """Print ``message`` to stderr and return ``code``."""
     print(f"hango: {message}", file=sys.stderr)
     return code
+
+
+@contextlib.contextmanager
+def migrated_engine(config: Config) -> Iterator[Engine]:
+    """An engine on the configured (or embedded) database, which must be at the newest migration."""
+    with attached_database(config) as url:
+        engine = make_engine(url)
+        try:
+            migrate.check_current(engine)
+            yield engine
+        finally:
+            engine.dispose()

@@ -20,9 +20,8 @@ from hango.agent.deps import Deps
 from hango.agent.runner import RunRequest, start_run
 from hango.agent.state import Caller
 from hango.cli.admin import create_principal
-from hango.cli.common import config_or_exit
+from hango.cli.common import config_or_exit, migrated_engine
 from hango.config import Config
-from hango.db import attached_database, make_engine, migrate
 from hango.store import TenantStore
 
 DEMO_TENANT = "Demo"
@@ -72,11 +71,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = config_or_exit()
-    with attached_database(config) as url:
-        engine = make_engine(url)
-        migrate.check_current(engine)
+    with migrated_engine(config) as engine:
         result = seed(engine, config)
-        engine.dispose()
     if args.json:
         print(json.dumps(result))
         return 0
