@@ -59,14 +59,15 @@ def assemble(chain: Chain, state: RunState) -> Assembly:
         captured.append(draft)
         return CAPTURED
 
-    chain.call_model(chain.draft(state.agent, state), state, capture)
+    draft = chain.draft(state.agent, state)
+    chain.call_model(draft, state, capture)
     enabled = enabled_tools(state.agent, state)
     return Assembly(
         chain=chain,
         state=state,
         system=chain.contributed_blocks(state.agent, state),
         tools=[t.definition for t in chain.tools(state.agent, state).values() if t.name in enabled],
-        messages=history_messages(state),
+        messages=list(draft.messages),  # the history before overrides, as the chain received it
         captured=captured[0],
     )
 

@@ -63,8 +63,9 @@ class Snapshot:
         }
 
     def as_dict(self) -> dict[str, Any]:
-        # shallow copies: dataclasses.asdict deep-copies every value (14 % of a 1,000-message inspect)
-        body = {name: [dict(vars(p)) for p in getattr(self, name)] for name in GROUPS}
+        # Each view's own attribute dict (views are built for this one response): dataclasses.asdict
+        # deep-copied every value, 14 % of a 1,000-message inspect.
+        body = {name: [vars(p) for p in getattr(self, name)] for name in GROUPS}
         return {
             "counted": self.counted,
             "total_before": self.total_before,

@@ -30,12 +30,23 @@ class Problem:
     indexes: tuple[int, ...] = ()
 
 
-def _use_ids(message: Message) -> list[str]:
-    return [b.id for b in message.content if isinstance(b, ToolUseBlock)]
-
-
 def _result_ids(message: Message) -> list[str]:
     return [b.tool_use_id for b in message.content if isinstance(b, ToolResultBlock)]
+
+
+def _tool_ids(messages: Sequence[Message]) -> tuple[list[list[str]], list[list[str]]]:
+    """Each message's tool_use ids and tool_result ids, in one pass over the blocks."""
+    uses: list[list[str]] = []
+    results: list[list[str]] = []
+    for message in messages:
+        uses.append([])
+        results.append([])
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                uses[-1].append(block.id)
+            elif isinstance(block, ToolResultBlock):
+                results[-1].append(block.tool_use_id)
+    return uses, results
 
 
 def _shape_problems(messages: Sequence[Message]) -> list[Problem]:
@@ -73,12 +84,12 @@ def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[l
 
 def _message_problems(messages: Sequence[Message]) -> list[Problem]:
     """The problems of single messages, which stay in every suffix that holds the message."""
-    uses = [_use_ids(m) for m in messages]
-    results = [_result_ids(m) for m in messages]
+    uses, results = _tool_ids(messages)
     problems = []
     for index, message in enumerate(messages):
-        problems += _role_problems(index, message, uses[index], results[index])
-        problems += _pairing_problems(index, uses, results)
+        if uses[index] or results[index]:  # a message without tool blocks breaks none of these rules
+            problems += _role_problems(index, message, uses[index], results[index])
+            problems += _pairing_problems(index, uses, results)
     return problems
 
 
@@ -94,9 +105,10 @@ def is_valid(messages: Sequence[Message]) -> bool:
 
 def tool_pairs(messages: Sequence[Message]) -> dict[int, set[int]]:
     """Each message index mapped to the indexes of the messages its tool_use/tool_result blocks pair with."""
+    uses, results = _tool_ids(messages)
     pairs: dict[int, set[int]] = {index: set() for index in range(len(messages))}
     for index in range(1, len(messages)):
-        if set(_use_ids(messages[index - 1])).intersection(_result_ids(messages[index])):
+        if uses[index - 1] and results[index] and set(uses[index - 1]).intersection(results[index]):
             pairs[index - 1].add(index)
             pairs[index].add(index - 1)
     return pairs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,10 +22,17 @@ class Messages(Scoped):
         rows = self.conn.execute(query.order_by(messages.c.seq).limit(limit + 1)).all()
         return cut_page(rows, limit, lambda row: str(row.seq))
 
-    def history(self, session_id: uuid.UUID) -> list[sa.Row]:
-        """Every message of the session, in ``seq`` order."""
-        query = self.select(messages.c.session_id == session_id).order_by(messages.c.seq)
-        return list(self.conn.execute(query).all())
+    def history(self, session_id: uuid.UUID) -> Iterator[sa.Row]:
+        """Every message of the session in ``seq`` order: ``seq``, ``role`` and ``content``, what a run reads.
+
+        Rows are decoded as they are iterated, so iterate while the connection is open. A caller that
+        turns each row into its own objects then never holds the whole decoded history twice, which
+        spares the garbage collector most of its work on long sessions; leaving out the ids and times
+        saves parsing a UUID and a timestamp per row (``docs/performance.md``).
+        """
+        query = sa.select(messages.c.seq, messages.c.role, messages.c.content)
+        query = query.where(self.where(messages.c.session_id == session_id)).order_by(messages.c.seq)
+        return iter(self.conn.execute(query))
 
     def append(
         self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None

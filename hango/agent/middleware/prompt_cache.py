@@ -33,8 +33,12 @@ def with_breakpoints(draft: Draft) -> Draft:
         replace(s, block=replace(s.block, cache_control=i == at)) for i, s in enumerate(draft.system)
     )
     last = len(draft.messages) - 1
+    # Only messages whose mark changes are copied: the others keep their identity (and their estimate).
     messages = tuple(
-        replace(m, message=replace(m.message, cache_control=i == last)) for i, m in enumerate(draft.messages)
+        m
+        if m.message.cache_control == (i == last)
+        else replace(m, message=replace(m.message, cache_control=i == last))
+        for i, m in enumerate(draft.messages)
     )
     return draft.with_(system=system, messages=messages)
 

@@ -1,0 +1,144 @@
+"""hango run the production way for a benchmark: ``hango serve`` (gunicorn) on an embedded PostgreSQL.
+
+The data folder is a fresh temporary one under /tmp (mode 755, so PostgreSQL's
+service user reaches it when run as root). The benchmark process registers with
+the embedded server first; ``hango db upgrade``, ``hango admin bootstrap`` and
+``hango serve`` attach to it. Everything started here is stopped when the block
+ends, on an error or on Ctrl-C too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import requests
+
+from hango.config import REPO_ROOT
+from hango.db.embedded import EmbeddedPostgres
+
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 20.0
+
+
+@dataclass(frozen=True)
+class Hango:
+    """A running hango: its base URL, database URL, bootstrap principal and ``hango serve`` process."""
+
+    url: str
+    database_url: str
+    principal: dict
+    serve: subprocess.Popen
+    log: Path
+
+    def workers(self) -> list[psutil.Process]:
+        """The gunicorn worker processes (children of the gunicorn master that ``hango serve`` started)."""
+        masters = psutil.Process(self.serve.pid).children()
+        return [worker for master in masters for worker in master.children()]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def hango_env(data_dir: Path, port: int) -> dict[str, str]:
+    """The environment of the ``hango`` commands: the embedded database in ``data_dir``."""
+    env = {k: v for k, v in os.environ.items() if k != "HANGO_DATABASE_URL"}
+    return {**env, "HANGO_DATA_DIR": str(data_dir), "HANGO_PORT": str(port)}
+
+
+def hango_command(env: dict[str, str], *argv: str) -> str:
+    """Run one ``hango`` command to completion and return its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "hango", *argv],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"hango {' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+    return done.stdout
+
+
+def _ready(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/readyz", timeout=2).status_code == 200
+    except requests.RequestException:  # not listening yet, or workers still loading the app
+        return False
+
+
+def wait_ready(url: str, serve: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while not _ready(url):
+        if serve.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"hango serve did not become ready:\n{log.read_text()[-2000:]}")
+        time.sleep(0.2)
+
+
+def stop(serve: subprocess.Popen) -> None:
+    """SIGTERM to ``hango serve`` (it passes it on to gunicorn); kill the whole group if it hangs."""
+    if serve.poll() is None:
+        serve.terminate()
+    try:
+        serve.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(serve.pid, signal.SIGKILL)
+        serve.wait()
+    with contextlib.suppress(ProcessLookupError):  # a worker left behind by a killed master
+        os.killpg(serve.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def database(rate_limit: int) -> Iterator[tuple[Path, str, dict]]:
+    """A migrated embedded PostgreSQL in a fresh folder, and a bootstrap principal with ``rate_limit``."""
+    data_dir = Path(tempfile.mkdtemp(prefix="hango-bench-", dir="/tmp"))
+    data_dir.chmod(0o755)
+    postgres = EmbeddedPostgres(data_dir)
+    try:
+        url = postgres.acquire()
+        env = hango_env(data_dir, 0)
+        hango_command(env, "db", "upgrade")
+        boot = ("admin", "bootstrap", "--tenant", "Bench", "--email", "bench@bench.test")
+        principal = json.loads(hango_command(env, *boot, "--rate-limit", str(rate_limit), "--json"))
+        yield data_dir, url, principal
+    finally:
+        postgres.release()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serving(data_dir: Path, database_url: str, principal: dict, workers: int) -> Iterator[Hango]:
+    """``hango serve --workers N`` on the database in ``data_dir`` until the block ends."""
+    port = free_port()
+    log = data_dir / "serve.log"
+    with open(log, "wb") as out:
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "hango", "serve", "--port", str(port), "--workers", str(workers)],
+            cwd=REPO_ROOT,
+            env=hango_env(data_dir, port),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the benchmark only; it stops the server itself
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, serve, log)
+        yield Hango(url, database_url, principal, serve, log)
+    finally:
+        stop(serve)

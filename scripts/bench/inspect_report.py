@@ -1,0 +1,111 @@
+"""The inspect benchmark's report: p50/p95 per measure, the targets, one Markdown table, the raw JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from scripts.bench.history import Session, median_chars, tool_share
+
+SIZES = (100, 1_000, 10_000)
+# Each measure and the one it was interleaved with, request by request: the table shows their p50 ratio.
+PARTNERS = {
+    **{f"inspect {n}": f"baseline {n}" for n in SIZES},
+    "put 1000": "inspect 1000 (put pairs)",
+    "inspect 1000 with 100 parts excluded": "inspect 1000 (excluded pairs)",
+    "try 1000": "inspect 1000 (try pairs)",
+}
+
+
+def p50(xs: Sequence[float]) -> float:
+    return statistics.median(xs)
+
+
+def p95(xs: Sequence[float]) -> float:
+    return statistics.quantiles(xs, n=20, method="inclusive")[18] if len(xs) > 1 else xs[0]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    value: float
+    limit: float
+    below: bool = False  # True: the value must be under the limit, else at most the limit
+
+    @property
+    def ok(self) -> bool:
+        return self.value < self.limit if self.below else self.value <= self.limit
+
+
+def targets(results: dict[str, Any]) -> list[Target]:
+    s = {name: p50(xs) for name, xs in results["samples_ms"].items()}
+    overhead = s["try 1000"] - s["offline provider 1000 (in-process)"]
+    return [
+        Target("inspect / baseline at 1,000", s["inspect 1000"] / s["baseline 1000"], 1.5),
+        Target("inspect / baseline at 10,000", s["inspect 10000"] / s["baseline 10000"], 1.5),
+        Target("inspect(10k) / inspect(1k)", s["inspect 10000"] / s["inspect 1000"], 11),
+        Target("PUT 100 parts / inspect at 1,000", s["put 1000"] / s["inspect 1000 (put pairs)"], 2),
+        Target("try overhead / inspect at 1,000", overhead / s["inspect 1000 (try pairs)"], 1.2),
+        Target("errors", sum(results["errors"].values()) + len(results["problems"]), 0),
+        Target("RSS growth over the inspects, MB", results["rss"]["growth_mb"], 20, below=True),
+    ]
+
+
+def render(results: dict[str, Any], checks: list[Target]) -> str:
+    """The latency rows, then the target rows, as one Markdown table."""
+    lines = [
+        "| measure | n | p50 ms | p95 ms | ratio / value | target | ok |",
+        "|---|---:|---:|---:|---:|---:|:-:|",
+    ]
+    samples = results["samples_ms"]
+    for name, xs in samples.items():
+        partner = PARTNERS.get(name)
+        ratio = f"{p50(xs) / p50(samples[partner]):.2f} × {partner}" if partner in samples else ""
+        lines.append(f"| {name} | {len(xs)} | {p50(xs):.1f} | {p95(xs):.1f} | {ratio} | | |")
+    c = results["concurrency"]
+    lines.append(
+        f"| {c['clients']} clients × {c['seconds']:.0f} s: throughput | {c['completed']} | | | {c['throughput']:.1f} req/s | | |"
+    )
+    for t in checks:
+        op = "<" if t.below else "≤"
+        lines.append(f"| **{t.name}** | | | | {t.value:.2f} | {op} {t.limit:g} | {'✓' if t.ok else '✗'} |")
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    lines = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "")
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu or platform.processor(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "python": platform.python_version(),
+    }
+
+
+def write(out: Path, results: dict[str, Any]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"inspect-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps(results, indent=1, default=str))
+    return path
+
+
+def describe(sessions: dict[str, Session]) -> dict[str, Any]:
+    return {
+        key: {
+            "messages": s.messages,
+            "visible": s.visible,
+            "tool_share": tool_share(s.history),
+            "median_chars": median_chars(s.history),
+        }
+        for key, s in sessions.items()
+    }
