@@ -13,15 +13,15 @@ import uuid
 
 from flask import g, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent.inspect import visible_history
-from hango.agent.overrides import MAX_REPLACEMENT, Override, OverrideRejected, check_override, close_set
+from hango.agent.overrides import MAX_REPLACEMENT, Override, check_override, close_set, distinct
 from hango.agent.parts import PartID
 from hango.agent.state import Caller
+from hango.api import Blueprint
 from hango.errors import NotFound, PreconditionFailed
 from hango.store.context_overrides import StoredOverride, Target
 from hango.telemetry import names
@@ -95,12 +95,8 @@ def _from_body(body: dict) -> list[Override]:
 
 
 def _agent_set(overrides: list[Override]) -> tuple[list[Override], list[PartID]]:
-    explicit = [o for o in overrides if o.paired_from is None]
-    parts = [o.part for o in explicit]
-    duplicates = {p for p in parts if parts.count(p) > 1}
-    if duplicates:
-        raise OverrideRejected("duplicate_part", "a part appears more than once", duplicates)
-    return sorted(explicit, key=lambda o: o.part), []
+    """System and tool parts have no pairs: the explicit set, checked for repeats, is the set."""
+    return sorted(distinct(overrides).values(), key=lambda o: o.part), []
 
 
 def _session_set(overrides: list[Override]) -> tuple[list[Override], list[PartID]]:

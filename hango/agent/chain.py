@@ -51,7 +51,7 @@ class Chain:
         picks its breakpoint among the blocks that are really sent.
         """
         blocks = self.contributed_blocks(agent, state)
-        dropped = [b for b in blocks if b.part in state.overrides.agent]
+        dropped = [b for b in blocks if state.overrides.excludes(b.part)]
         state.excluded_tokens += sum(estimate_block(b.block) for b in dropped)
         return apply_system(blocks, state.overrides)
 

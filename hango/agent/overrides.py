@@ -54,6 +54,11 @@ class Overrides:
     def get(self, part: PartID) -> Override | None:
         return self.agent.get(part) or self.session.get(part)
 
+    def excludes(self, part: PartID) -> bool:
+        """True when an override drops ``part`` from the request (a replace keeps it)."""
+        override = self.get(part)
+        return override is not None and override.action == EXCLUDE
+
     def excluded_tools(self) -> frozenset[str]:
         return frozenset(p.removeprefix("tool:") for p, o in self.agent.items() if p.startswith("tool:"))
 
@@ -132,10 +137,15 @@ def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]
 
 
 def close_set(
-    explicit: Sequence[Override], messages: Sequence[SourcedMessage]
+    explicit: Sequence[Override], messages: Sequence[SourcedMessage], *, strict: bool = False
 ) -> tuple[list[Override], list[PartID]]:
-    """The session set closed under pairing, and the companion parts it added; rejects an invalid set."""
-    chosen = _distinct(o for o in explicit if o.paired_from is None)
+    """The session set closed under pairing, and the companion parts it added; rejects an invalid set.
+
+    A stored set answers only for the problems it brings in (an empty session
+    has no user message yet); ``strict`` — a call about to be sent — rejects
+    any problem of the filtered history.
+    """
+    chosen = distinct(explicit)
     present = {m.part: m for m in messages}
     for o in chosen.values():
         if o.action == REPLACE and o.part in present and not _has_text(present[o.part].message):
@@ -151,13 +161,16 @@ def close_set(
             chosen[part] = Override(part, EXCLUDE, None, origin)
             added.append(part)
             queue.append(part)
-    _check_history(messages, chosen)
+    _check_history(messages, chosen, strict)
     return sorted(chosen.values(), key=lambda o: o.part), sorted(added)
 
 
-def _distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:
+def distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:
+    """The explicit overrides by part (companions sent back are dropped: they are recomputed)."""
     chosen: dict[PartID, Override] = {}
     for o in overrides:
+        if o.paired_from is not None:
+            continue
         if o.part in chosen:
             raise OverrideRejected("duplicate_part", f"{o.part} appears more than once", [o.part])
         chosen[o.part] = o
@@ -168,11 +181,13 @@ def _has_text(message: Message) -> bool:
     return any(isinstance(b, TextBlock) for b in message.content)
 
 
-def _check_history(messages: Sequence[SourcedMessage], chosen: dict[PartID, Override]) -> None:
-    """Reject the first problem the set brings in; the history's own (an empty session's) are not its fault."""
+def _check_history(messages: Sequence[SourcedMessage], chosen: dict[PartID, Override], strict: bool) -> None:
+    """Reject the first problem of the filtered history (unless not strict and the history had it already)."""
     kept = apply_messages(messages, chosen)
-    own = {p.code for p in validate_history([m.message for m in messages])}
-    problems = [p for p in validate_history([m.message for m in kept]) if p.code not in own]
+    problems = validate_history([m.message for m in kept])
+    if problems and not strict:
+        own = {p.code for p in validate_history([m.message for m in messages])}
+        problems = [p for p in problems if p.code not in own]
     if not problems:
         return
     problem = problems[0]

@@ -19,16 +19,13 @@ from hango.agent.overrides import (
     EXCLUDE,
     REPLACE,
     Override,
-    OverrideRejected,
     Overrides,
-    apply_messages,
     check_override,
     close_set,
 )
 from hango.agent.parts import PartID, SourcedMessage, message_part
 from hango.agent.state import RunState, StoredMessage
 from hango.agent.types import Message, Response, TextBlock, message_to_dict
-from hango.agent.validate import validate_history
 
 PURPOSE = "context_try"
 
@@ -70,8 +67,7 @@ def plan(state: RunState, body: TryBody) -> TryPlan:
     }
     explicit |= {o.part: o for o in wanted if target_of(o.part) == "session"}
     history = _sent_history(state, body.message)
-    closed, added = close_set(list(explicit.values()), history)
-    _require_sendable(apply_messages(history, {o.part: o for o in closed}))
+    closed, added = close_set(list(explicit.values()), history, strict=True)
     already = set(body.exclude) | {p for p in state.overrides.session if p not in released}
     return TryPlan(Overrides.of(agent.values(), closed), [p for p in added if p not in already])
 
@@ -83,13 +79,6 @@ def _sent_history(state: RunState, message: str | None) -> list[SourcedMessage]:
         turn = new_turn(state, message)
         history.append(SourcedMessage(message_part(turn.seq), turn.message))
     return history
-
-
-def _require_sendable(history: list[SourcedMessage]) -> None:
-    """A try sends its call now, so the history must be valid as it stands (an empty session's is not)."""
-    problems = validate_history([m.message for m in history])
-    if problems:
-        raise OverrideRejected(problems[0].code, problems[0].message, [])
 
 
 def new_turn(state: RunState, text: str) -> StoredMessage:
@@ -114,11 +103,10 @@ def shape_history(state: RunState, message: str | None) -> None:
 
 
 def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:
-    # an excluded user message is no turn to re-answer: cutting after it would end on the assistant
-    override = overrides.session.get(message_part(stored.seq))
-    content = stored.message
-    excluded = override is not None and override.action == EXCLUDE
-    return not excluded and content.role == "user" and any(isinstance(b, TextBlock) for b in content.content)
+    """A user message with text that the call sends (an excluded one is no turn to re-answer)."""
+    message = stored.message
+    has_text = any(isinstance(b, TextBlock) for b in message.content)
+    return message.role == "user" and has_text and not overrides.excludes(message_part(stored.seq))
 
 
 def send(chain: Chain, state: RunState, gateway: Gateway) -> Response:

@@ -54,7 +54,6 @@ class ContextOverridesMiddleware(Middleware):
             )
             trace.get_current_span().add_event(names.EVENT_OVERRIDES_DROPPED, {"reason": problems[0].code})
             return call_next(draft)
-        kept_ids = {id(m) for m in kept}  # by identity: ``m not in kept`` compared every pair, O(n²)
-        dropped = [m for m in draft.messages if id(m) not in kept_ids]
+        dropped = [m for m in draft.messages if state.overrides.excludes(m.part)]
         state.excluded_tokens += sum(estimate_message(m.message) for m in dropped)
         return call_next(draft.with_(messages=tuple(kept)))
