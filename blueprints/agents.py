@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from flask import g
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from blueprints.common import page_of, paged
 from hango import tenancy
 from hango.agent import catalog
+from hango.api import Blueprint
 
 blp = Blueprint("agents", __name__, url_prefix="/v1/agents", description="Agents")
 

@@ -7,11 +7,11 @@ import uuid
 import sqlalchemy as sa
 from flask import current_app, g
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response, page_of, paged
 from hango import authz, tenancy
+from hango.api import Blueprint
 from hango.auth import generate_key
 from hango.errors import Conflict, Unprocessable
 from hango.store.pages import Page

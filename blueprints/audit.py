@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import PageArgsSchema, page_of, paged
 from hango import tenancy
+from hango.api import Blueprint
 from hango.audit import ACTIONS
 from hango.store.pages import Page
 

@@ -6,7 +6,6 @@ import uuid
 
 from flask import current_app, g, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from blueprints.common import error_response
@@ -16,6 +15,7 @@ from hango import tenancy
 from hango.agent.deps import Deps
 from hango.agent.runner import RunRequest, start_run
 from hango.agent.state import Caller
+from hango.api import Blueprint
 from hango.db import db
 from hango.errors import Unprocessable
 

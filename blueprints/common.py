@@ -6,10 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from hango.api import ErrorSchema
+from hango.api import Blueprint, ErrorSchema
 from hango.errors import NotFound
 
 MAX_PAGE = 1000

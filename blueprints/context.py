@@ -8,7 +8,6 @@ from typing import Any
 
 from flask import current_app, g
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
@@ -21,6 +20,7 @@ from hango.agent.parts import MalformedPart, kind_of
 from hango.agent.snapshot import Snapshot, build_snapshot
 from hango.agent.state import Caller
 from hango.agent.types import block_to_dict, message_to_dict
+from hango.api import Blueprint
 from hango.db import db
 from hango.errors import NotFound, Unprocessable
 from hango.telemetry import names

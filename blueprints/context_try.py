@@ -16,7 +16,6 @@ from typing import Any
 
 from flask import current_app, g
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from opentelemetry import context, trace
 
@@ -29,6 +28,7 @@ from hango.agent.inspect import prepared_state
 from hango.agent.overrides import MAX_REPLACEMENT
 from hango.agent.state import Caller
 from hango.agent.types import Response
+from hango.api import Blueprint
 from hango.db import db
 from hango.errors import GatewayTimeout, HangoError, ServiceUnavailable
 from hango.store import TenantStore

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
 from hango import tenancy
+from hango.api import Blueprint
 
 blp = Blueprint("me", __name__, url_prefix="/v1/me", description="The caller")
 

@@ -6,11 +6,11 @@ import uuid
 
 import sqlalchemy as sa
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
+from hango.api import Blueprint
 from hango.store.memory_files import MAX_PATH_CHARS, memory_path
 from hango.store.pages import Page
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response, page_of
 from hango import tenancy
+from hango.api import Blueprint
 from hango.store.pages import Page
 
 blp = Blueprint(

@@ -7,11 +7,11 @@ import uuid
 import sqlalchemy as sa
 from flask import g
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
 from blueprints.common import error_response, page_of, paged
 from hango import tenancy
+from hango.api import Blueprint
 from hango.store.pages import Page
 
 blp = Blueprint("runs", __name__, url_prefix="/v1", description="Runs of the agent loop")

@@ -6,12 +6,12 @@ import uuid
 
 import sqlalchemy as sa
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
 from hango.agent import catalog
+from hango.api import Blueprint
 from hango.errors import Conflict
 from hango.store.pages import Page
 

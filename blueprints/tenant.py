@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from hango import tenancy
+from hango.api import Blueprint
 
 blp = Blueprint("tenant", __name__, url_prefix="/v1/tenant", description="The tenant and its settings")
 

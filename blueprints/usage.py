@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
 from hango import tenancy
+from hango.api import Blueprint
 from hango.store.usage import TOKEN_COLUMNS, month_start, next_month
 
 blp = Blueprint("usage", __name__, url_prefix="/v1/usage", description="Token usage and quota")

@@ -7,10 +7,12 @@ import logging
 import traceback
 from typing import Any
 
-from flask import Flask, Response, jsonify, request
-from flask_smorest import Api, Blueprint
+import flask_smorest
+from flask import Flask, Response, g, jsonify, request
+from flask_smorest import Api
 from marshmallow import Schema, fields
 from sqlalchemy import exc as sa_exc
+from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
 from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable
@@ -80,7 +82,9 @@ class HangoApi(Api):
 
     ERROR_SCHEMA = ErrorSchema
 
-    def register_blueprint(self, blp: Blueprint, *, parameters: Any = None, **options: Any) -> None:
+    def register_blueprint(
+        self, blp: flask_smorest.Blueprint, *, parameters: Any = None, **options: Any
+    ) -> None:
         super().register_blueprint(blp, parameters=parameters, **options)
         # Hooked per app under the blueprint's name: it runs after the app's own hooks, so
         # authentication and authorization answer first, and the shared blueprint is untouched.
@@ -132,6 +136,7 @@ def screen_input() -> None:
             raise BadRequest("the JSON body is nested too deeply", code="bad_request") from None
         except ValueError:
             return  # malformed JSON: the argument parser answers 400 with its reason
+        g.json_body = body
         where = "body" if _holds_nul(body) else None
     if where is not None:
         raise Unprocessable(
@@ -139,6 +144,21 @@ def screen_input() -> None:
             code="nul_character",
             details={"location": where},
         )
+
+
+class InputParser(FlaskParser):
+    """webargs' parser, reading the JSON body ``screen_input`` already parsed: one parse a request."""
+
+    def _raw_load_json(self, req: Any) -> Any:
+        if "json_body" in g:
+            return g.json_body
+        return super()._raw_load_json(req)
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """The blueprint every API area uses: flask-smorest's, with hango's argument parser."""
+
+    ARGUMENTS_PARSER = InputParser()
 
 
 def _handle_hango_error(error: HangoError) -> Response:

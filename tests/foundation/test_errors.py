@@ -104,3 +104,13 @@ def test_database_errors_are_500_without_detail_and_rolled_back(acme, engine, ma
     }
     assert "canary-123" not in response.get_data(as_text=True)
     assert _agent_count(engine) == 0
+
+
+def test_a_json_body_is_parsed_once(acme, monkeypatch):
+    def second_parse(_data):
+        raise AssertionError("webargs parsed a body the input screen had already parsed")
+
+    monkeypatch.setattr("webargs.core.parse_json", second_parse)
+    response = acme.owner.post("/v1/agents", json={"name": "parsed once"})
+    assert response.status_code == 201
+    assert response.get_json()["name"] == "parsed once"
