@@ -34,7 +34,7 @@ class StoredCompactor:
     def summarize(self, transcript: str) -> str:
         """One summarizer call billed with purpose ``summarize``."""
         summarizing = replace(self.state, purpose="summarize")
-        gateway = Gateway(self.deps, summarizing, summarizing.time_left(self.deps.config.run_timeout))
+        gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
         request = Request(
             model=self.state.agent.model,
             system=(Block(SUMMARIZER_PROMPT),),

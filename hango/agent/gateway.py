@@ -20,7 +20,10 @@ from hango.telemetry import names
 
 @dataclass(frozen=True)
 class Gateway:
-    """Sends drafts to the provider for one run (or try), billing every call to ``state``."""
+    """Sends drafts to the provider for one run (or try), billing every call to ``state``.
+
+    ``timeout`` caps each call; a state with a deadline (a run) caps it further.
+    """
 
     deps: Deps
     state: RunState
@@ -44,7 +47,8 @@ class Gateway:
         estimated = estimate_request(request)
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
-            response = provider.complete(replace(request, model=bare), timeout=self.timeout)
+            timeout = self.state.time_left(self.timeout)  # never past the run's deadline
+            response = provider.complete(replace(request, model=bare), timeout=timeout)
             chat_span.finish(span, self.state, response)
         self._record(request.model, response, estimated)
         return response

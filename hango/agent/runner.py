@@ -145,7 +145,7 @@ class _Run:
             if state.time_left(1.0) <= 0:
                 raise GatewayTimeout("the run passed HANGO_RUN_TIMEOUT", code="run_timeout")
             try:
-                response = model_phase(self.chain, state, _with_deadline(gateway, state))
+                response = model_phase(self.chain, state, gateway)
             except QuotaExhausted:
                 return "quota_exhausted", None
             if not self._store_turn(state, response):
@@ -202,8 +202,3 @@ class _Run:
         status = "timeout" if error.status == GatewayTimeout.status else "failed"
         self.store.runs.finish(run_id, status, None, error={"code": error.code, "message": error.message})
         self.conn.commit()
-
-
-def _with_deadline(gateway: Gateway, state: RunState) -> Gateway:
-    """The gateway with a provider timeout no longer than what is left of the run."""
-    return Gateway(gateway.deps, state, state.time_left(gateway.deps.config.run_timeout))

@@ -45,7 +45,7 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         overrides=parent.overrides.agent_only(),
         extra=dict(parent.extra),
     )
-    gateway = Gateway(ctx.deps, child, child.time_left(ctx.deps.config.run_timeout))
+    gateway = Gateway(ctx.deps, child, ctx.deps.config.run_timeout)
     child_ctx = dataclasses.replace(ctx, state=child)
     try:
         response = converse(ctx.chain, child, gateway, lambda: child_ctx, SUBAGENT_MAX_TURNS)
