@@ -19,8 +19,8 @@ from hango.agent.inspect import Assembly
 from hango.agent.middleware.prompt_cache import system_breakpoint
 from hango.agent.middleware.summarization import compact_at
 from hango.agent.overrides import companions
-from hango.agent.parts import SUMMARY, PartID, kind_of, preview, tool_part
-from hango.agent.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.agent.parts import PREVIEW_CHARS, SUMMARY, PartID, kind_of, preview, tool_part
+from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")
@@ -135,7 +135,7 @@ def _message_parts(assembly: Assembly, sent: dict[PartID, int]) -> list[PartView
     }
     views = []
     for sourced in assembly.messages:
-        view = _part(sourced.part, message_text(sourced.message), estimate_message(sourced.message), sent)
+        view = _part(sourced.part, message_preview(sourced.message), estimate_message(sourced.message), sent)
         view.label = message_label(sourced.part, sourced.message, names)
         view.paired_with = pairs.get(sourced.part, [])
         views.append(view)
@@ -213,14 +213,19 @@ def message_label(part: PartID, message: Message, tool_names: dict[str, str]) ->
     return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
 
 
-def message_text(message: Message) -> str:
-    """A message as one line of text for previews."""
-    pieces = []
+def message_preview(message: Message) -> str:
+    """A message's first 200 characters as one line (text, tool calls, results); stops once it has them."""
+    text = ""
     for block in message.content:
-        if isinstance(block, TextBlock):
-            pieces.append(block.text)
-        elif isinstance(block, ToolUseBlock):
-            pieces.append(f"{block.name}({json.dumps(block.input, ensure_ascii=False)})")
-        else:
-            pieces.append(block.content)
-    return " · ".join(pieces)
+        if len(text) >= PREVIEW_CHARS:
+            break
+        text += (" · " if text else "") + _block_text(block)[:PREVIEW_CHARS]
+    return preview(text)
+
+
+def _block_text(block: ContentBlock) -> str:
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ToolUseBlock):
+        return f"{block.name}({json.dumps(block.input, ensure_ascii=False)})"
+    return block.content
