@@ -89,6 +89,7 @@ sessions = sa.Table(
     sa.Column("owner_id", UUID(as_uuid=True), nullable=False),
     sa.Column("title", sa.Text, nullable=False),
     sa.Column("todos", JSONB, nullable=False),
+    sa.Column("last_seq", sa.Integer, nullable=False),
     _created(),
 )
 

@@ -1,4 +1,4 @@
-"""Queries on ``messages``: a session's history, numbered by ``seq`` from 1."""
+"""Queries on ``messages``: a session's history, numbered by ``seq`` from 1 and never reused."""
 
 from __future__ import annotations
 
@@ -37,19 +37,20 @@ class Messages(Scoped):
     def append(
         self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None
     ) -> sa.Row:
-        """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency."""
-        self.conn.execute(
-            sa.select(sessions.c.id)
+        """Store the session's next message under the next seq of the session's counter.
+
+        The counter (``sessions.last_seq``) only grows, in the same transaction as the insert, and its
+        row lock serializes concurrent appends: a seq names one message forever, even when a failed run
+        removes the message it stored.
+        """
+        seq = self.conn.execute(
+            sa.update(sessions)
             .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
-            .with_for_update()
-        ).one()
-        next_seq = (
-            sa.select(sa.func.coalesce(sa.func.max(messages.c.seq), 0) + 1)
-            .where(messages.c.session_id == session_id)
-            .scalar_subquery()
-        )
+            .values(last_seq=sessions.c.last_seq + 1)
+            .returning(sessions.c.last_seq)
+        ).scalar_one()
         return self.insert_row(
-            id=new_id(), session_id=session_id, seq=next_seq, role=role, content=content, run_id=run_id
+            id=new_id(), session_id=session_id, seq=seq, role=role, content=content, run_id=run_id
         )
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:
