@@ -15,14 +15,17 @@ from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
+from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
 from hango.agent.inspect import Assembly, inspect_session
-from hango.agent.parts import MalformedPart, kind_of
+from hango.agent.overrides import REPLACE
+from hango.agent.parts import MalformedPart, kind_of, tool_part
 from hango.agent.snapshot import Snapshot, build_snapshot
 from hango.agent.state import Caller
 from hango.agent.types import block_to_dict, message_to_dict
 from hango.api import Blueprint
 from hango.db import db
 from hango.errors import NotFound, Unprocessable
+from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.telemetry import names
 
 blp = Blueprint(
@@ -34,17 +37,24 @@ class InspectArgsSchema(Schema):
     full = fields.String(
         load_default=None, validate=validate.Length(max=520), metadata={"description": "a part id"}
     )
-    format = fields.String(load_default="parts", validate=validate.OneOf(["parts", "request"]))
+    format = fields.String(
+        load_default="parts",
+        validate=validate.OneOf(["parts", "request", *WIRE_FORMATS]),
+        metadata={
+            "description": "`parts` (the inspect response), `request` (the provider-neutral request), or "
+            "`anthropic` / `openai`: the exact JSON body that provider's adapter POSTs for the next call"
+        },
+    )
 
 
-def session_assembly(overrides=None) -> Assembly:
+def session_assembly() -> Assembly:
     """The current session's next call, assembled through the real chain."""
     who = tenancy.principal()
     deps = Deps(db.engine, current_app.config["HANGO"])
-    return inspect_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id), overrides)
+    return inspect_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
 
 
-def request_body(draft: Draft) -> dict[str, Any]:
+def neutral_body(draft: Draft) -> dict[str, Any]:
     """The provider-neutral request exactly as the next call would send it (after overrides)."""
     request = draft.to_request()
     return {
@@ -59,25 +69,55 @@ def request_body(draft: Draft) -> dict[str, Any]:
     }
 
 
+def wire_request(draft: Draft, wire_format: str) -> dict[str, Any]:
+    """The exact body the ``wire_format`` adapter POSTs for the next call (the bare model name in it)."""
+    return wire_body(wire_format, draft.to_request(split_model(draft.model)[1]))
+
+
 def full_part(assembly: Assembly, part: str) -> dict[str, Any]:
-    """One part's whole original content, and its replacement when it is replaced."""
+    """One part's whole content before overrides and, when it is replaced, the replacement that is sent."""
     try:
         kind = kind_of(part)
     except MalformedPart:
         raise Unprocessable(
             f"{part!r} is not a part id", code="malformed_part", details={"parts": [part]}
         ) from None
-    contents = {s.part: s.block.text for s in assembly.system}
+    contents = {s.part: (s.block.text, estimate_block(s.block)) for s in assembly.draft.system}
     contents |= {
-        f"tool:{t.name}": {"description": t.description, "input_schema": t.input_schema}
-        for t in assembly.tools
+        tool_part(t.name): ({"description": t.description, "input_schema": t.input_schema}, estimate_tool(t))
+        for t in assembly.draft.tools
     }
-    contents |= {m.part: [block_to_dict(b) for b in m.message.content] for m in assembly.messages}
+    contents |= {
+        m.part: ([block_to_dict(b) for b in m.message.content], estimate_message(m.message))
+        for m in assembly.draft.messages
+    }
     if part not in contents:
         raise NotFound(f"{part} is not part of this session's next request")
+    content, tokens = contents[part]
     override = assembly.state.overrides.get(part)
-    replacement = override.replacement if override is not None else None
-    return {"part": part, "kind": kind, "content": contents[part], "replacement": replacement}
+    replaced = override is not None and override.action == REPLACE
+    return {
+        "id": part,
+        "kind": kind,
+        "content": content,
+        "original_tokens": tokens,
+        "replacement": override.replacement if replaced else None,
+        "tokens": _sent_tokens(assembly.captured, part) if replaced else tokens,
+    }
+
+
+def _sent_tokens(sent: Draft, part: str) -> int:
+    """A part's tokens as the captured call sends it."""
+    blocks = [estimate_block(s.block) for s in sent.system if s.part == part]
+    return sum(blocks) + sum(estimate_message(m.message) for m in sent.messages if m.part == part)
+
+
+def last_run_call(session_id: uuid.UUID) -> dict[str, Any] | None:
+    """The session's last call made by a run (a try is no call of the session's), with its purpose."""
+    last = tenancy.store().usage.last_call(session_id)
+    if last is None:
+        return None
+    return {"estimated": last.estimated, "reported": last.reported, "purpose": last.purpose}
 
 
 def _record(snapshot: Snapshot, started: float) -> None:
@@ -115,14 +155,15 @@ class Context(MethodView):
             if args["full"]:
                 return full_part(assembly, args["full"])
             if args["format"] == "request":
-                return request_body(assembly.captured)
+                return neutral_body(assembly.captured)
+            if args["format"] in WIRE_FORMATS:
+                return wire_request(assembly.captured, args["format"])
             snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
             _record(snapshot, started)
-        last = tenancy.store().usage.last_call(session_id)
         return {
             "session_id": str(session_id),
             "agent_id": str(assembly.state.agent.id),
             "model": assembly.state.agent.model,
             **snapshot.as_dict(),
-            "last_call": {"estimated": last.estimated, "reported": last.reported} if last else None,
+            "last_call": last_run_call(session_id),
         }

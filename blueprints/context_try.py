@@ -24,7 +24,7 @@ from hango import telemetry, tenancy
 from hango.agent import trying
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.inspect import prepared_state
+from hango.agent.inspect import prepare_session
 from hango.agent.overrides import MAX_REPLACEMENT
 from hango.agent.state import Caller
 from hango.agent.types import Response
@@ -127,10 +127,9 @@ class ContextTry(MethodView):
         config = current_app.config["HANGO"]
         deps = Deps(db.engine, config)
         who = tenancy.principal()
-        chain, state = prepared_state(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
-        plan = trying.plan(state, trying.TryBody(**body))
-        state = trying.for_try(state, plan)
-        trying.shape_history(state, body["message"])
+        prepared = prepare_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
+        chain, state = prepared.chain, trying.for_try(prepared.state)
+        plan = trying.plan(chain, state, trying.TryBody(**body))
         db.commit()  # nothing of this request's own is written; free its connection during the call
         gateway = Gateway(deps, state, config.context_try_timeout)
         started = time.monotonic()

@@ -7,21 +7,24 @@ set pulls in are stored with ``paired_from`` and listed in ``added``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
 
-from flask import g, request
+from flask import current_app, g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
-from hango.agent.inspect import visible_history
-from hango.agent.overrides import MAX_REPLACEMENT, Override, check_override, close_set, distinct
-from hango.agent.parts import PartID
+from hango.agent.deps import Deps
+from hango.agent.inspect import Prepared, capture, parts_of, prepare_agent, prepare_session
+from hango.agent.overrides import MAX_REPLACEMENT, Override, Overrides, close_set, screen
+from hango.agent.parts import PartID, part_key
 from hango.agent.state import Caller
 from hango.api import Blueprint
+from hango.db import db
 from hango.errors import NotFound, PreconditionFailed
 from hango.store.context_overrides import StoredOverride, Target
 from hango.telemetry import names
@@ -50,8 +53,23 @@ class OverrideSetSchema(Schema):
     )
 
 
+class ScopeSchema(Schema):
+    agent_id = fields.String()
+    sessions = fields.Integer(metadata={"description": "how many sessions of the agent the set applies to"})
+
+
+class AgentOverrideSetSchema(OverrideSetSchema):
+    scope = fields.Nested(ScopeSchema, dump_only=True)
+
+
 class OverrideSetResultSchema(OverrideSetSchema):
-    added = fields.List(fields.String(), metadata={"description": "companion parts this PUT pulled in"})
+    added = fields.List(
+        fields.String(), metadata={"description": "companion parts this PUT pulled in (new ones only)"}
+    )
+
+
+class AgentOverrideSetResultSchema(OverrideSetResultSchema, AgentOverrideSetSchema):
+    pass
 
 
 def etag_of(overrides: list[StoredOverride]) -> str:
@@ -60,27 +78,48 @@ def etag_of(overrides: list[StoredOverride]) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
+def _stored(target: Target) -> list[StoredOverride]:
+    """The target's stored set in part order (``message:2`` before ``message:10``)."""
+    return sorted(tenancy.store().context_overrides.list(target), key=lambda o: part_key(o.part))
+
+
 def _respond(target: Target, added: list[PartID] | None = None) -> tuple[dict, int, dict]:
-    stored = tenancy.store().context_overrides.list(target)
-    body = {"overrides": [vars(o) for o in stored]}
+    stored = _stored(target)
+    body: dict = {"overrides": [vars(o) for o in stored]}
     if added is not None:
         body["added"] = added
+    if target.kind == "agent":
+        body["scope"] = {
+            "agent_id": str(target.id),
+            "sessions": tenancy.store().sessions.count_of_agent(target.id),
+        }
     return body, 200, {"ETag": etag_of(stored)}
 
 
-def _put(target: Target, overrides: list[Override], close) -> tuple[dict, int, dict]:
-    """Check, lock, compare ``If-Match``, close, store, audit."""
-    for override in overrides:
-        check_override(override, target.kind)
-    store = tenancy.store()
-    if not store.context_overrides.lock_target(target):
-        raise NotFound()
-    expected = request.headers.get("If-Match")
-    if expected and expected not in ("*", etag_of(store.context_overrides.list(target))):
+def _check_if_match(stored: list[StoredOverride]) -> None:
+    """412 unless ``If-Match`` is absent, ``*`` or lists the stored set's ETag (RFC 9110 §13.1.1)."""
+    expected = request.if_match
+    if expected and not expected.contains(etag_of(stored).strip('"')):
         raise PreconditionFailed(
             "the overrides changed since they were read; GET them again", code="etag_mismatch"
         )
-    closed, added = close(overrides)
+
+
+def _put(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]:
+    """Lock, compare ``If-Match``, screen and close on the next request, store, audit."""
+    store = tenancy.store()
+    if not store.context_overrides.lock_target(target):
+        raise NotFound()
+    stored = _stored(target)
+    _check_if_match(stored)
+    prepared = _prepared(target)
+    draft = capture(prepared.chain, dataclasses.replace(prepared.state, overrides=Overrides()))
+    chosen = screen(overrides, parts_of(draft), [o.part for o in stored], target.kind)
+    if target.kind == "agent":
+        closed, added = sorted(chosen.values(), key=lambda o: part_key(o.part)), []
+    else:
+        already = [o.part for o in stored if o.action == "exclude"]
+        closed, added = close_set(chosen, draft.messages, already=already)
     rows = [StoredOverride(o.part, o.action, o.replacement, o.paired_from) for o in closed]
     store.context_overrides.replace(target, rows, tenancy.principal().user_id)
     detail = {"parts": [{"part": o.part, "action": o.action} for o in closed], "added": added}
@@ -90,19 +129,18 @@ def _put(target: Target, overrides: list[Override], close) -> tuple[dict, int, d
     return _respond(target, added)
 
 
+def _prepared(target: Target) -> Prepared:
+    """The next call the set must leave valid: the session's, or the agent's side of every session's."""
+    who = tenancy.principal()
+    deps = Deps(db.engine, current_app.config["HANGO"])
+    caller = Caller(who.user_id, who.api_key_id)
+    if target.kind == "session":
+        return prepare_session(deps, tenancy.store(), g.session, caller)
+    return prepare_agent(deps, tenancy.store(), tenancy.store().agents.get(target.id), caller)
+
+
 def _from_body(body: dict) -> list[Override]:
     return [Override(o["part"], o["action"], o["replacement"], o["paired_from"]) for o in body["overrides"]]
-
-
-def _agent_set(overrides: list[Override]) -> tuple[list[Override], list[PartID]]:
-    """System and tool parts have no pairs: the explicit set, checked for repeats, is the set."""
-    return sorted(distinct(overrides).values(), key=lambda o: o.part), []
-
-
-def _session_set(overrides: list[Override]) -> tuple[list[Override], list[PartID]]:
-    who = tenancy.principal()
-    history = visible_history(tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
-    return close_set(overrides, history)
 
 
 ERRORS = (
@@ -111,7 +149,7 @@ ERRORS = (
     (
         422,
         "`malformed_part`, `wrong_target`, `replace_not_allowed_for_tools`, `replacement_required`, "
-        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `no_user_message`, "
+        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `unknown_part`, `no_user_message`, "
         "`starts_with_assistant`; `details.parts` names the parts.",
     ),
 )
@@ -125,17 +163,17 @@ def _documented(view):
 
 @blp.route("/agents/<uuid:agent_id>/context-overrides")
 class AgentOverrides(MethodView):
-    @blp.response(200, OverrideSetSchema)
+    @blp.response(200, AgentOverrideSetSchema)
     def get(self, agent_id: uuid.UUID):
         """The agent's overrides of system and tool parts (they apply to every session of the agent)."""
         return _respond(Target("agent", agent_id))
 
     @blp.arguments(OverrideSetSchema)
-    @blp.response(200, OverrideSetResultSchema)
+    @blp.response(200, AgentOverrideSetResultSchema)
     @_documented
     def put(self, body: dict, agent_id: uuid.UUID):
         """Replace the agent's overrides of system and tool parts; applies from the next run."""
-        return _put(Target("agent", agent_id), _from_body(body), _agent_set)
+        return _put(Target("agent", agent_id), _from_body(body))
 
 
 @blp.route("/sessions/<uuid:session_id>/context-overrides")
@@ -150,4 +188,4 @@ class SessionOverrides(MethodView):
     @_documented
     def put(self, body: dict, session_id: uuid.UUID):
         """Replace the session's overrides; tool_use/tool_result companions are pulled in and listed."""
-        return _put(Target("session", session_id), _from_body(body), _session_set)
+        return _put(Target("session", session_id), _from_body(body))

@@ -1,89 +1,113 @@
-"""Inspect: assemble a session's next request through the real chain, stopping at a capture handler.
+"""One assembly path: runs, inspect, try and the PUT checks prepare a session's next call alike.
 
-There is one assembly path: inspect and try build a fresh run state exactly like
-a run, run ``before_run``, and call the model chain; only the innermost handler
-differs (capture instead of the provider). Inspect never calls the provider or
-the summarizer and writes nothing.
+``prepare_session`` builds a fresh run state exactly like a run (every
+``before_run`` hook) and closes a ``tool_use`` left without results the way the
+run's repair will: a run stores that message, everyone else keeps it in memory,
+so the preview equals the next run's request in that state too. ``assemble``
+then runs the model chain to a capture handler: the **draft** is the call with
+no overrides ("before"), the **captured** call the one with them ("after").
+Only the innermost handler differs from a run's; nothing is written and
+neither the provider nor the summarizer is called.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from hango.agent.chain import Chain, history_messages
+from hango.agent.chain import Chain
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.loader import load_state, prepare
-from hango.agent.middleware.tool_allowlist import enabled_tools
+from hango.agent.loader import agent_state, load_state, prepare
 from hango.agent.overrides import Overrides
-from hango.agent.parts import SourcedBlock, SourcedMessage
+from hango.agent.parts import PartID, tool_part
 from hango.agent.stack import build_chain
-from hango.agent.state import Caller, RunState, Summary
-from hango.agent.types import Message, Response, TextBlock, ToolDef
+from hango.agent.state import Caller, RunState, StoredMessage
+from hango.agent.turns import tool_uses
+from hango.agent.types import Message, Response, TextBlock, ToolResultBlock
 from hango.store import TenantStore
 
 CAPTURED = Response(Message("assistant", (TextBlock("(captured, not sent)"),)), "captured")
+INTERRUPTED = "interrupted: the turn that made this call did not finish"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A session's state at the start of its next call, and the repair message a run would store."""
+
+    chain: Chain
+    state: RunState
+    repair: StoredMessage | None = None
 
 
 @dataclass(frozen=True)
 class Assembly:
-    """Everything the next call would be built from, before and after overrides."""
+    """The next call before overrides (``draft``) and after them (``captured``), both through the chain."""
 
     chain: Chain
     state: RunState
-    system: list[SourcedBlock]
-    tools: list[ToolDef]
-    messages: list[SourcedMessage]
+    draft: Draft
     captured: Draft
 
 
-def prepared_state(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, overrides: Overrides | None = None
-) -> tuple[Chain, RunState]:
-    """A fresh run state for ``session`` after every run hook, like the start of a run."""
+def prepare_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Prepared:
+    """A fresh run state for ``session`` after every run hook, its dangling ``tool_use`` closed in memory."""
     chain = build_chain()
     state = prepare(chain, load_state(store, session, caller), store, deps)
-    state.capture_only = True
-    state.compact_trigger = deps.config.compact_trigger
-    if overrides is not None:
-        state.overrides = overrides
-    return chain, state
+    return Prepared(chain, state, close_dangling(state))
 
 
-def assemble(chain: Chain, state: RunState) -> Assembly:
-    """Run the model chain to a capture handler and keep what it received."""
+def prepare_agent(deps: Deps, store: TenantStore, agent: Any, caller: Caller) -> Prepared:
+    """The agent's side of every session's next call (system blocks and tools): a state with no history."""
+    chain = build_chain()
+    return Prepared(chain, prepare(chain, agent_state(store, agent, caller), store, deps))
+
+
+def close_dangling(state: RunState) -> StoredMessage | None:
+    """Answer the ``tool_use`` blocks of a last assistant message with "interrupted" error results."""
+    last = state.history[-1].message if state.history else None
+    dangling = tool_uses(last) if last is not None and last.role == "assistant" else []
+    if not dangling:
+        return None
+    results = tuple(ToolResultBlock(u.id, INTERRUPTED, is_error=True) for u in dangling)
+    repair = StoredMessage(state.next_seq, Message("user", results))
+    state.history.append(repair)
+    return repair
+
+
+def capture(chain: Chain, state: RunState) -> Draft:
+    """What the provider would receive for ``state``'s next call: the chain run to a capture handler."""
     captured: list[Draft] = []
 
-    def capture(draft: Draft) -> Response:
+    def handler(draft: Draft) -> Response:
         captured.append(draft)
         return CAPTURED
 
-    draft = chain.draft(state.agent, state)
-    chain.call_model(draft, state, capture)
-    enabled = enabled_tools(state.agent, state)
-    return Assembly(
-        chain=chain,
-        state=state,
-        system=chain.contributed_blocks(state.agent, state),
-        tools=[t.definition for t in chain.tools(state.agent, state).values() if t.name in enabled],
-        messages=list(draft.messages),  # the history before overrides, as the chain received it
-        captured=captured[0],
-    )
+    chain.call_model(chain.draft(state.agent, state), state, handler)
+    return captured[0]
 
 
-def inspect_session(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, overrides: Overrides | None = None
-) -> Assembly:
-    """The assembly of ``session``'s next model call (stored overrides, or ``overrides`` when given)."""
-    chain, state = prepared_state(deps, store, session, caller, overrides)
-    return assemble(chain, state)
+def assemble(chain: Chain, state: RunState) -> Assembly:
+    """The call without overrides and with ``state.overrides`` (one capture when there are none)."""
+    if not state.overrides:
+        draft = capture(chain, state)
+        return Assembly(chain, state, draft, draft)
+    draft = capture(chain, dataclasses.replace(state, overrides=Overrides()))
+    return Assembly(chain, state, draft, capture(chain, state))
 
 
-def visible_history(store: TenantStore, session: Any, caller: Caller) -> list[SourcedMessage]:
-    """The messages the next request would carry: the summary part and every message after it."""
-    state = load_state(store, session, caller)
-    summary = store.summaries.latest(session.id)
-    if summary is not None:
-        state.summary = Summary(summary.through_seq, summary.text)
-    return history_messages(state)
+def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:
+    """The assembly of ``session``'s next model call with its stored overrides."""
+    prepared = prepare_session(deps, store, session, caller)
+    prepared.state.capture_only = True
+    return assemble(prepared.chain, prepared.state)
+
+
+def parts_of(draft: Draft) -> list[PartID]:
+    """Every part id a draft holds: its system blocks, tools and messages."""
+    return [
+        *(s.part for s in draft.system),
+        *(tool_part(t.name) for t in draft.tools),
+        *(m.part for m in draft.messages),
+    ]

@@ -28,7 +28,19 @@ def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
         agent=AgentConfig.from_row(agent),
         caller=caller,
         history=[stored_message(row) for row in store.messages.history(session.id)],
+        stored_seq=session.last_seq,
         todos=list(session.todos),
+        trace_content=store.tenant().trace_llm_content,
+    )
+
+
+def agent_state(store: TenantStore, agent: Any, caller: Caller) -> RunState:
+    """A state for ``agent`` with no session: what every session's system blocks and tools start from."""
+    return RunState(
+        tenant_id=store.tenant_id,
+        session_id=None,
+        agent=AgentConfig.from_row(agent),
+        caller=caller,
         trace_content=store.tenant().trace_llm_content,
     )
 

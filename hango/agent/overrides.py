@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hango.agent.parts import MalformedPart, PartID, SourcedBlock, SourcedMessage, kind_of
+from hango.agent.parts import (
+    MalformedPart,
+    PartID,
+    SourcedBlock,
+    SourcedMessage,
+    in_part_order,
+    kind_of,
+    part_key,
+    target_of,
+)
 from hango.agent.types import Block, Message, TextBlock
 from hango.agent.validate import tool_pairs, validate_history
 from hango.errors import Unprocessable
@@ -34,7 +43,7 @@ class OverrideRejected(Unprocessable):
     """An override set that would break the request; ``code`` says which rule, ``details`` which parts."""
 
     def __init__(self, code: str, message: str, parts: Iterable[PartID]) -> None:
-        super().__init__(message, code=code, details={"reason": code, "parts": sorted(set(parts))})
+        super().__init__(message, code=code, details={"reason": code, "parts": in_part_order(parts)})
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,30 @@ def check_override(override: Override, target: str) -> None:
         raise OverrideRejected("replacement_not_allowed", f"exclude on {part} takes no replacement", [part])
 
 
+def screen(
+    overrides: Sequence[Override],
+    present: Iterable[PartID],
+    stored: Iterable[PartID],
+    target: str | None = None,
+) -> dict[PartID, Override]:
+    """The explicit overrides by part, after every rule a PUT and a try share (one check, both routes).
+
+    Each override must be well formed for ``target`` (a try has none: each part
+    goes to its own set), no part may appear twice (an exclude and a replace of
+    one part included), and each must name a part of the next request
+    (``present``) or one the stored set already holds (``stored``: it may be stale).
+    """
+    for override in overrides:
+        check_override(override, target or target_of(override.part))
+    chosen = distinct(overrides)
+    known = set(present) | set(stored)
+    unknown = [p for p in chosen if p not in known]
+    if unknown:
+        message = "these parts are not in the session's next request: " + ", ".join(in_part_order(unknown))
+        raise OverrideRejected("unknown_part", message, unknown)
+    return chosen
+
+
 def apply_system(blocks: Sequence[SourcedBlock], overrides: Overrides) -> list[SourcedBlock]:
     """Drop excluded system blocks and swap the text of replaced ones."""
     out = []
@@ -129,40 +162,51 @@ def replaced_text(message: Message, text: str) -> Message:
 
 
 def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]:
-    """For each message part, the parts its tool_use/tool_result blocks pair with."""
+    """For each message part, every part sent or left out with it: its tool pairs, transitively.
+
+    Pairs only link neighbours, so each group is a run of consecutive linked
+    messages; the lists are in part order and leave the part itself out.
+    """
     pairs = tool_pairs([m.message for m in messages])
-    return {
-        messages[i].part: sorted(messages[j].part for j in pairs.get(i, ())) for i in range(len(messages))
-    }
+    groups: list[list[PartID]] = []
+    for index, sourced in enumerate(messages):
+        if index == 0 or index - 1 not in pairs[index]:
+            groups.append([])
+        groups[-1].append(sourced.part)
+    return {part: [p for p in group if p != part] for group in groups for part in group}
 
 
 def close_set(
-    explicit: Sequence[Override], messages: Sequence[SourcedMessage], *, strict: bool = False
+    chosen: dict[PartID, Override],
+    messages: Sequence[SourcedMessage],
+    *,
+    strict: bool = False,
+    already: Iterable[PartID] = (),
 ) -> tuple[list[Override], list[PartID]]:
-    """The session set closed under pairing, and the companion parts it added; rejects an invalid set.
+    """The session set closed under pairing, and the companions it newly pulled in; rejects an invalid set.
 
-    A stored set answers only for the problems it brings in (an empty session
-    has no user message yet); ``strict`` — a call about to be sent — rejects
-    any problem of the filtered history.
+    ``chosen`` is the screened explicit set. A stored set answers only for the
+    problems it brings in (an empty session has no user message yet);
+    ``strict`` — a call about to be sent — rejects any problem of the filtered
+    history. A companion already excluded before (``already``) is not new.
     """
-    chosen = distinct(explicit)
+    chosen = dict(chosen)
     present = {m.part: m for m in messages}
     for o in chosen.values():
         if o.action == REPLACE and o.part in present and not _has_text(present[o.part].message):
             raise OverrideRejected("replace_needs_text", f"{o.part} holds no text to replace", [o.part])
-    pairs = companions(messages)
-    queue = [o.part for o in chosen.values() if o.action == EXCLUDE]
+    groups = companions(messages)
     added: list[PartID] = []
-    while queue:
-        origin = queue.pop()
-        for part in pairs.get(origin, ()):
-            if part in chosen and chosen[part].action == EXCLUDE:
-                continue
-            chosen[part] = Override(part, EXCLUDE, None, origin)
-            added.append(part)
-            queue.append(part)
+    for origin in [o.part for o in chosen.values() if o.action == EXCLUDE]:
+        for part in groups.get(origin, ()):
+            if part not in chosen or chosen[part].action != EXCLUDE:
+                chosen[part] = Override(part, EXCLUDE, None, origin)
+                added.append(part)
     _check_history(messages, chosen, strict)
-    return sorted(chosen.values(), key=lambda o: o.part), sorted(added)
+    before = set(already)
+    return sorted(chosen.values(), key=lambda o: part_key(o.part)), in_part_order(
+        p for p in added if p not in before
+    )
 
 
 def distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:

@@ -9,7 +9,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import regex
 
 from hango.agent.types import Block, Message
 
@@ -20,6 +23,9 @@ PREVIEW_CHARS = 200
 _CONTRIBUTOR = re.compile(r"^[a-z][a-z_]*$")
 _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
+_GRAPHEMES = regex.compile(r"\X")
+_KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3}
+AGENT_KINDS = frozenset({"system", "tool"})
 
 
 class MalformedPart(ValueError):
@@ -94,6 +100,38 @@ def seq_of(part: PartID) -> int:
     return int(part.removeprefix("message:"))
 
 
-def preview(text: str) -> str:
-    """The first 200 characters (code points, so never a cut inside a character)."""
-    return text[:PREVIEW_CHARS]
+def target_of(part: PartID) -> str:
+    """Which stored set overrides ``part``: ``agent`` (system and tool parts) or ``session`` (the rest)."""
+    return "agent" if part.partition(":")[0] in AGENT_KINDS else "session"
+
+
+def part_key(part: PartID) -> tuple[int, int, str]:
+    """The sort key of part order: system, tools, summary, then messages by seq (``message:2`` < ``message:10``)."""
+    kind = part.partition(":")[0] if part != SUMMARY else SUMMARY
+    seq = seq_of(part) if kind == "message" and part.removeprefix("message:").isdigit() else 0
+    return _KIND_ORDER.get(kind, len(_KIND_ORDER)), seq, part
+
+
+def in_part_order(parts: Iterable[PartID]) -> list[PartID]:
+    """``parts`` without repeats, in part order."""
+    return sorted(set(parts), key=part_key)
+
+
+@dataclass(frozen=True)
+class Preview:
+    text: str
+    truncated: bool
+
+
+def preview(text: str) -> Preview:
+    """The first 200 characters, cut on a grapheme-cluster boundary (a letter with its marks, an emoji
+    family stays whole), and whether anything was cut."""
+    if len(text) <= PREVIEW_CHARS:
+        return Preview(text, False)
+    # Clusters rarely span more than a few code points: a bounded window keeps this O(200).
+    cut = 0
+    for cluster in _GRAPHEMES.finditer(text, 0, PREVIEW_CHARS + 64):
+        if cluster.end() > PREVIEW_CHARS:
+            break
+        cut = cluster.end()
+    return Preview(text[:cut], True)

@@ -20,18 +20,16 @@ from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.loader import load_state, prepare, stored_message
-from hango.agent.stack import build_chain
-from hango.agent.state import Caller, RunState
+from hango.agent.inspect import prepare_session
+from hango.agent.loader import stored_message
+from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.agent.types import Message, Response, ToolResultBlock, message_to_dict
+from hango.agent.types import Response, message_to_dict
 from hango.db.schema import runs
 from hango.errors import Conflict, GatewayTimeout, HangoError, QuotaExhausted
 from hango.store import TenantStore
 from hango.telemetry import names
-
-INTERRUPTED = "interrupted: the turn that made this call did not finish"
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ class _Run:
 
     def __init__(self, deps: Deps, conn: Connection, store: TenantStore, request: RunRequest) -> None:
         self.deps, self.conn, self.store, self.request = deps, conn, store, request
-        self.chain: Chain = build_chain()
+        self.chain: Chain  # built by ``prepare_session``, like every other assembly's
         self.new: list[Any] = []
         self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
 
@@ -103,17 +101,13 @@ class _Run:
             return result
 
     def _execute(self) -> RunResult:
-        state = prepare(
-            self.chain,
-            load_state(self.store, self.request.session, self.request.caller),
-            self.store,
-            self.deps,
-        )
+        prepared = prepare_session(self.deps, self.store, self.request.session, self.request.caller)
+        self.chain, state = prepared.chain, prepared.state
         state.deadline = time.monotonic() + self.deps.config.run_timeout
         state.compactor = StoredCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
         gateway.check_quota()
-        self._repair(state)
+        self._repair(state, prepared.repair)
         run = self._begin(state)
         try:
             status, stop_reason = self._loop(state, gateway)
@@ -172,8 +166,8 @@ class _Run:
         self.new.append(row)
         state.history.append(stored_message(row))
 
-    def _repair(self, state: RunState) -> None:
-        """Close what a crashed run left: its ``running`` row, and a ``tool_use`` without results."""
+    def _repair(self, state: RunState, repair: StoredMessage | None) -> None:
+        """Close what a crashed run left: its ``running`` row, and store the dangling ``tool_use``'s answer."""
         # The session lock is ours, so a run of this session still ``running`` has no worker any more.
         self.store.runs.update_rows(
             [runs.c.session_id == state.session_id, runs.c.status == "running"],
@@ -181,14 +175,10 @@ class _Run:
             error={"code": "interrupted", "message": "the run's worker stopped before the run finished"},
             finished_at=sa.func.now(),
         )
-        last = state.history[-1].message if state.history else None
-        dangling = tool_uses(last) if last is not None and last.role == "assistant" else []
-        if dangling:
-            results = Message(
-                "user", tuple(ToolResultBlock(u.id, INTERRUPTED, is_error=True) for u in dangling)
-            )
-            row = self.store.messages.append(state.session_id, "user", message_to_dict(results)["content"])
-            state.history.append(stored_message(row))
+        if repair is not None:
+            content = message_to_dict(repair.message)["content"]
+            row = self.store.messages.append(state.session_id, "user", content)
+            state.history[-1] = stored_message(row)  # the seq inspect showed: the counter is the session's
         self.conn.commit()
 
     def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:

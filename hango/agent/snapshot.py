@@ -14,12 +14,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hango.agent.deps import Deps
+from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
 from hango.agent.inspect import Assembly
 from hango.agent.middleware.prompt_cache import system_breakpoint
 from hango.agent.middleware.summarization import compact_at
-from hango.agent.overrides import companions
-from hango.agent.parts import PREVIEW_CHARS, SUMMARY, PartID, kind_of, preview, tool_part
+from hango.agent.overrides import REPLACE, companions
+from hango.agent.parts import (
+    PREVIEW_CHARS,
+    SUMMARY,
+    PartID,
+    in_part_order,
+    kind_of,
+    preview,
+    target_of,
+    tool_part,
+)
 from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 log = logging.getLogger(__name__)
@@ -28,12 +38,17 @@ GROUPS = ("system", "tools", "messages")
 
 @dataclass
 class PartView:
+    """One part as the inspect response shows it: what is sent (a replaced part at its replacement)."""
+
     id: PartID
     kind: str
+    target: str
     label: str
     preview: str
+    truncated: bool
     tokens: int
     included: bool
+    original_tokens: int | None = None
     override: str | None = None
     paired: bool = False
     paired_with: list[PartID] = field(default_factory=list)
@@ -53,6 +68,7 @@ class Snapshot:
     would_compact: bool
     context_window: int
     compact_at: int
+    max_tokens: int
     before: dict[str, int]
 
     def totals(self) -> dict[str, dict[str, int]]:
@@ -73,7 +89,10 @@ class Snapshot:
             "totals": self.totals(),
             "context_window": self.context_window,
             "compact_at": self.compact_at,
-            "free": self.context_window - self.total_after,
+            "max_tokens": self.max_tokens,
+            # the answer needs room too: the provider refuses input + max_tokens above the window
+            "free": self.context_window - self.total_after - self.max_tokens,
+            "free_before_compaction": max(0, self.compact_at - self.total_after),
             "would_compact": self.would_compact,
             **body,
         }
@@ -84,58 +103,79 @@ def _after(parts: list[PartView]) -> int:
 
 
 def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
-    """Turn an assembly into the inspect response's parts and totals."""
-    sent = assembly.captured
-    state = assembly.state
-    sent_system = {s.part: estimate_block(s.block) for s in sent.system}
-    sent_tools = {tool_part(t.name): estimate_tool(t) for t in sent.tools}
-    sent_messages = {m.part: estimate_message(m.message) for m in sent.messages}
-    system = [_part(s.part, s.block.text, estimate_block(s.block), sent_system) for s in assembly.system]
-    tools = [_part(tool_part(t.name), t.description, estimate_tool(t), sent_tools) for t in assembly.tools]
-    messages = _message_parts(assembly, sent_messages)
+    """Turn an assembly (the call before and after overrides) into the inspect response's parts and totals."""
+    draft, sent, state = assembly.draft, assembly.captured, assembly.state
+    sent_system = {s.part: s.block for s in sent.system}
+    sent_tools = {t.name for t in sent.tools}
+    system = [
+        _view(s.part, s.block.text, estimate_block(s.block), _sent_block(sent_system, s.part))
+        for s in draft.system
+    ]
+    tools = [
+        _view(tool_part(t.name), t.description, estimate_tool(t), (t.description, estimate_tool(t)))
+        if t.name in sent_tools
+        else _view(tool_part(t.name), t.description, estimate_tool(t), None)
+        for t in draft.tools
+    ]
+    messages = _message_parts(draft, sent)
     for view in (*system, *tools, *messages):
         _mark_override(view, state.overrides.get(view.id))
     _add_stale(state.overrides, system, tools, messages)
     _mark_cache(system, tools, sent)
-    estimate = estimate_request(sent.to_request())
-    counted, total = _count(deps, sent, estimate)
-    before = _before(assembly)
+    counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
         system=system,
         tools=tools,
         messages=messages,
-        total_before=sum(before.values()),
-        total_after=total,
+        total_before=total_before,
+        total_after=total_after,
         counted=counted,
         would_compact=state.would_compact,
         context_window=state.agent.context_window,
         compact_at=compact_at(state),
-        before=before,
+        max_tokens=sent.max_tokens,
+        before=_before(system, tools, messages),
     )
 
 
-def _before(assembly: Assembly) -> dict[str, int]:
+def _sent_block(sent: dict[PartID, Any], part: PartID) -> tuple[str, int] | None:
+    block = sent.get(part)
+    return None if block is None else (block.text, estimate_block(block))
+
+
+def _before(*groups: list[PartView]) -> dict[str, int]:
     """Per group, the tokens of every present part with no override applied."""
     return {
-        "system": sum(estimate_block(s.block) for s in assembly.system),
-        "tools": sum(estimate_tool(t) for t in assembly.tools),
-        "messages": sum(estimate_message(m.message) for m in assembly.messages),
+        name: sum(
+            p.original_tokens if p.original_tokens is not None else p.tokens for p in views if not p.stale
+        )
+        for name, views in zip(GROUPS, groups, strict=True)
     }
 
 
-def _part(part: PartID, text: str, tokens: int, sent: dict[PartID, int]) -> PartView:
+def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) -> PartView:
+    """A part from its content before overrides and, when it is sent, its content as sent."""
+    shown, sent_tokens = sent if sent is not None else (text, tokens)
+    cut = preview(shown)
     kind = kind_of(part)
-    return PartView(part, kind, label_of(part), preview(text), sent.get(part, tokens), part in sent)
+    view = PartView(
+        part, kind, target_of(part), label_of(part), cut.text, cut.truncated, sent_tokens, sent is not None
+    )
+    view.original_tokens = tokens  # kept by ``_mark_override`` on replaced parts only
+    return view
 
 
-def _message_parts(assembly: Assembly, sent: dict[PartID, int]) -> list[PartView]:
-    pairs = companions(assembly.messages)
-    names = {
-        b.id: b.name for m in assembly.messages for b in m.message.content if isinstance(b, ToolUseBlock)
-    }
+def _message_parts(draft: Draft, sent: Draft) -> list[PartView]:
+    pairs = companions(draft.messages)
+    sent_messages = {m.part: m.message for m in sent.messages}
+    names = {b.id: b.name for m in draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
     views = []
-    for sourced in assembly.messages:
-        view = _part(sourced.part, message_preview(sourced.message), estimate_message(sourced.message), sent)
+    for sourced in draft.messages:
+        shown = sent_messages.get(sourced.part)
+        as_sent = None if shown is None else (message_preview(shown), estimate_message(shown))
+        view = _view(
+            sourced.part, message_preview(sourced.message), estimate_message(sourced.message), as_sent
+        )
         view.label = message_label(sourced.part, sourced.message, names)
         view.paired_with = pairs.get(sourced.part, [])
         views.append(view)
@@ -146,17 +186,24 @@ def _mark_override(view: PartView, override) -> None:
     if override is not None:
         view.override = override.action
         view.paired = override.paired_from is not None
+    if override is None or override.action != REPLACE:
+        view.original_tokens = None
 
 
 def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
     """Overrides whose part is absent now: shown stale, excluded, zero tokens, harmless."""
     present = {p.id for p in (*system, *tools, *messages)}
     groups = {"system": system, "tool": tools, "message": messages, "summary": messages}
-    for part, override in sorted({**overrides.agent, **overrides.session}.items()):
-        if part not in present:
-            view = PartView(part, kind_of(part), label_of(part), "", 0, False, override.action, stale=True)
-            view.paired = override.paired_from is not None
-            groups[view.kind].append(view)
+    stale = {**overrides.agent, **overrides.session}
+    for part in in_part_order(p for p in stale if p not in present):
+        override = stale[part]
+        kind = kind_of(part)
+        view = PartView(
+            part, kind, target_of(part), label_of(part), "", False, 0, False, None, override.action
+        )
+        view.stale = True
+        view.paired = override.paired_from is not None
+        groups[kind].append(view)
 
 
 def _mark_cache(system: list[PartView], tools: list[PartView], sent) -> None:
@@ -177,15 +224,22 @@ def _mark_cache(system: list[PartView], tools: list[PartView], sent) -> None:
         view.cache_loss_tokens = after if view.included else view.tokens + after
 
 
-def _count(deps: Deps, sent, estimate: int) -> tuple[str, int]:
-    """The provider's token count when it has a counter and answers in time, else the estimate."""
+def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:
+    """Both totals in one unit: the provider's counts when it counts both in time, else both estimates."""
+    before, after = draft.to_request(), sent.to_request()
     try:
         provider, model = deps.provider(sent.model)
-        counted = provider.count_tokens(sent.to_request(model), timeout=deps.config.token_count_timeout)
+        timeout = deps.config.token_count_timeout
+        counted_before = provider.count_tokens(draft.to_request(model), timeout=timeout)
+        counted_after = counted_before
+        if counted_before is not None and draft is not sent:
+            counted_after = provider.count_tokens(sent.to_request(model), timeout=timeout)
     except Exception as exc:  # any counter failure falls back to the estimate, by design
         log.warning("token counter failed (%s); using the estimate", type(exc).__name__)
-        counted = None
-    return ("provider", counted) if counted is not None else ("estimate", estimate)
+        counted_after = counted_before = None
+    if counted_after is None or counted_before is None:
+        return "estimate", estimate_request(before), estimate_request(after)
+    return "provider", counted_before, counted_after
 
 
 def label_of(part: PartID) -> str:
@@ -219,8 +273,9 @@ def message_preview(message: Message) -> str:
     for block in message.content:
         if len(text) >= PREVIEW_CHARS:
             break
-        text += (" · " if text else "") + _block_text(block)[:PREVIEW_CHARS]
-    return preview(text)
+        # one character more than a preview shows, so a block that long still reads as cut
+        text += (" · " if text else "") + _block_text(block)[: PREVIEW_CHARS + 1]
+    return text
 
 
 def _block_text(block: ContentBlock) -> str:

@@ -79,11 +79,12 @@ class RunState:
     """Everything a run reads, loaded once in ``before_run``; middleware keep their slices here."""
 
     tenant_id: uuid.UUID
-    session_id: uuid.UUID
+    session_id: uuid.UUID | None  # None only for an agent's side of a call (no session)
     agent: AgentConfig
     caller: Caller
     run_id: uuid.UUID | None = None
     history: list[StoredMessage] = field(default_factory=list)
+    stored_seq: int = 0  # the session's seq counter: the last seq it handed out (it never goes back)
     todos: list[dict[str, Any]] = field(default_factory=list)
     memory: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
@@ -102,6 +103,11 @@ class RunState:
     @property
     def last_seq(self) -> int:
         return self.history[-1].seq if self.history else 0
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the session's next message gets (a removed message's seq is never handed out again)."""
+        return max(self.stored_seq, self.last_seq) + 1
 
     def time_left(self, default: float) -> float:
         """Seconds until the run's deadline (``default`` when it has none); never negative."""

@@ -1,7 +1,8 @@
 """Try: one real model call with parts removed, without touching the session.
 
-The stored overrides plus the body's (validated exactly like a PUT, pair
-closure included) shape one call through the real chain. Without ``message``
+The stored overrides plus the body's (screened exactly like a PUT, pair
+closure included, on the history the call really carries) shape one call
+through the real chain. Without ``message``
 it re-answers the last user turn; with it, the text is a new user turn. Tool
 calls in the answer are returned, never executed; no message and no run are
 stored; the call is billed with purpose ``context_try`` and no run.
@@ -13,17 +14,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from hango.agent.chain import Chain, history_messages
+from hango.agent.chain import Chain
 from hango.agent.gateway import Gateway
-from hango.agent.overrides import (
-    EXCLUDE,
-    REPLACE,
-    Override,
-    Overrides,
-    check_override,
-    close_set,
-)
-from hango.agent.parts import PartID, SourcedMessage, message_part
+from hango.agent.inspect import capture, parts_of
+from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides, close_set, screen
+from hango.agent.parts import PartID, in_part_order, message_part, target_of
 from hango.agent.state import RunState, StoredMessage
 from hango.agent.types import Message, Response, TextBlock, message_to_dict
 
@@ -47,48 +42,45 @@ class TryPlan:
 
     @property
     def excluded(self) -> list[PartID]:
-        return sorted(
+        return in_part_order(
             p for p, o in {**self.overrides.agent, **self.overrides.session}.items() if o.action == EXCLUDE
         )
 
 
-def plan(state: RunState, body: TryBody) -> TryPlan:
-    """Merge the stored overrides with the body's, validated and closed like a PUT."""
+def plan(chain: Chain, state: RunState, body: TryBody) -> TryPlan:
+    """Merge the stored overrides with the body's, screened like a PUT, and close them on the history sent.
+
+    The history is cut (or given the new turn) first, so the set is checked
+    against exactly the messages the call carries; ``state.overrides`` ends as
+    the closed set the call uses.
+    """
+    stored = state.overrides
+    present = parts_of(capture(chain, dataclasses.replace(state, overrides=Overrides())))
     wanted = [Override(p, EXCLUDE) for p in body.exclude] + [
         Override(p, REPLACE, t) for p, t in body.replace.items()
     ]
-    for override in wanted:
-        check_override(override, target_of(override.part))
-    released = set(body.include)
-    agent = {p: o for p, o in state.overrides.agent.items() if p not in released}
-    agent |= {o.part: o for o in wanted if target_of(o.part) == "agent"}
-    explicit = {
-        p: o for p, o in state.overrides.session.items() if o.paired_from is None and p not in released
-    }
-    explicit |= {o.part: o for o in wanted if target_of(o.part) == "session"}
-    history = _sent_history(state, body.message)
-    closed, added = close_set(list(explicit.values()), history, strict=True)
-    already = set(body.exclude) | {p for p in state.overrides.session if p not in released}
-    return TryPlan(Overrides.of(agent.values(), closed), [p for p in added if p not in already])
+    chosen = screen(wanted, present, stored_parts(stored))
+    released = set(screen([Override(p, EXCLUDE) for p in body.include], present, stored_parts(stored)))
+    agent = {p: o for p, o in stored.agent.items() if p not in released}
+    agent |= {p: o for p, o in chosen.items() if target_of(p) == "agent"}
+    explicit = {p: o for p, o in stored.session.items() if o.paired_from is None and p not in released}
+    explicit |= {p: o for p, o in chosen.items() if target_of(p) == "session"}
+    state.overrides = Overrides.of(agent.values(), explicit.values())
+    shape_history(state, body.message)
+    sent = capture(chain, dataclasses.replace(state, overrides=Overrides()))
+    already = [p for p, o in stored.session.items() if o.action == EXCLUDE and p not in released]
+    closed, added = close_set(explicit, sent.messages, strict=True, already=already)
+    state.overrides = Overrides.of(agent.values(), closed)
+    return TryPlan(state.overrides, added)
 
 
-def _sent_history(state: RunState, message: str | None) -> list[SourcedMessage]:
-    """The history the call would carry, the new turn included: what the set must leave valid."""
-    history = history_messages(state)
-    if message is not None:
-        turn = new_turn(state, message)
-        history.append(SourcedMessage(message_part(turn.seq), turn.message))
-    return history
+def stored_parts(overrides: Overrides) -> list[PartID]:
+    return [*overrides.agent, *overrides.session]
 
 
 def new_turn(state: RunState, text: str) -> StoredMessage:
-    """``text`` as the user message after the stored history."""
-    return StoredMessage(state.last_seq + 1, Message("user", (TextBlock(text),)))
-
-
-def target_of(part: PartID) -> str:
-    """Which stored set a part belongs to (``agent`` or ``session``); malformed ids are checked after."""
-    return "agent" if part.startswith(("system:", "tool:")) else "session"
+    """``text`` as the user message after the stored history, under the session's next seq."""
+    return StoredMessage(state.next_seq, Message("user", (TextBlock(text),)))
 
 
 def shape_history(state: RunState, message: str | None) -> None:
@@ -114,11 +106,10 @@ def send(chain: Chain, state: RunState, gateway: Gateway) -> Response:
     return chain.call_model(chain.draft(state.agent, state), state, gateway)
 
 
-def for_try(state: RunState, try_plan: TryPlan) -> RunState:
-    """The state a try call runs on: billed as ``context_try``, no run, never compacting."""
-    return dataclasses.replace(
-        state, overrides=try_plan.overrides, purpose=PURPOSE, run_id=None, compactor=None
-    )
+def for_try(state: RunState) -> RunState:
+    """The state a try call runs on: a real call (not capture-only), billed as ``context_try``, no run,
+    never compacting."""
+    return dataclasses.replace(state, capture_only=False, purpose=PURPOSE, run_id=None, compactor=None)
 
 
 def answer(response: Response) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hango.agent.types import Message
 
@@ -120,6 +120,20 @@ def close_providers() -> None:
         _adapters.clear()
     for adapter in adapters:
         adapter.close()
+
+
+WIRE_FORMATS = ("anthropic", "openai")
+
+
+def wire_body(wire_format: str, request: Request) -> dict[str, Any]:
+    """The exact JSON body the ``wire_format`` adapter POSTs for ``request``: its own payload code, no copy."""
+    if wire_format == "anthropic":
+        from hango.providers.anthropic import wire_body as body
+    elif wire_format == "openai":
+        from hango.providers.openai import wire_body as body
+    else:
+        raise UnknownProvider(f"no wire format {wire_format!r}: expected one of {', '.join(WIRE_FORMATS)}")
+    return body(request)
 
 
 def merge_same_role(messages: Iterable[Message]) -> list[Message]:

@@ -51,9 +51,7 @@ class AnthropicProvider:
         """Send ``request`` to the Messages API and return the canonical answer."""
         client = self._sdk()
         with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key):
-            answer = client.messages.create(
-                **request_payload(request), max_tokens=request.max_tokens, timeout=self._timeout(timeout)
-            )
+            answer = client.messages.create(**wire_body(request), timeout=self._timeout(timeout))
             return parse_message(answer)
 
     def count_tokens(self, request: Request, *, timeout: float | None = None) -> int | None:
@@ -77,6 +75,11 @@ class AnthropicProvider:
 
     def _timeout(self, timeout: float | None) -> float:
         return self._settings.timeout if timeout is None else timeout
+
+
+def wire_body(request: Request) -> dict[str, Any]:
+    """The exact ``POST /v1/messages`` body for ``request``: what ``complete`` hands the SDK."""
+    return {**request_payload(request), "max_tokens": request.max_tokens}
 
 
 def request_payload(request: Request) -> dict[str, Any]:

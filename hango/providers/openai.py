@@ -66,7 +66,7 @@ class OpenAIProvider:
         """Send ``request`` as a chat completion and return the canonical answer."""
         timeout = self._settings.timeout if timeout is None else timeout
         with sdk_errors(self.name, openai, self._settings.openai_api_key):
-            answer = self._client.chat.completions.create(**request_payload(request), timeout=timeout)
+            answer = self._client.chat.completions.create(**wire_body(request), timeout=timeout)
             return parse_completion(answer)
 
     def count_tokens(self, request: Request, *, timeout: float | None = None) -> int | None:
@@ -78,8 +78,8 @@ class OpenAIProvider:
         self._client.close()
 
 
-def request_payload(request: Request) -> dict[str, Any]:
-    """The ``chat.completions.create`` arguments for ``request``."""
+def wire_body(request: Request) -> dict[str, Any]:
+    """The exact ``POST /chat/completions`` body for ``request``: the ``chat.completions.create`` arguments."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": "\n\n".join(b.text for b in request.system)})

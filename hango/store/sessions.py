@@ -35,3 +35,8 @@ class Sessions(Scoped):
         """The agent's oldest session."""
         query = self.select(sessions.c.agent_id == agent_id).order_by(sessions.c.created_at, sessions.c.id)
         return self.conn.execute(query.limit(1)).first()
+
+    def count_of_agent(self, agent_id: uuid.UUID) -> int:
+        """How many sessions the agent has: the scope of its context overrides."""
+        query = sa.select(sa.func.count()).where(self.where(sessions.c.agent_id == agent_id))
+        return self.conn.execute(query).scalar_one()

@@ -57,15 +57,20 @@ class Usage(Scoped):
         return None if row[0] is None else row[0] - row[1]
 
     def last_call(self, session_id: Any) -> sa.Row | None:
-        """The session's most recent model call: its estimate and the input tokens the provider reported."""
+        """The session's most recent call made by a run (a try is none): its purpose, its estimate and the
+        input tokens the provider reported."""
         reported = (
             usage_records.c.input_tokens
             + usage_records.c.cache_read_tokens
             + usage_records.c.cache_write_tokens
         )
         query = (
-            sa.select(usage_records.c.estimated_input_tokens.label("estimated"), reported.label("reported"))
-            .where(self.where(usage_records.c.session_id == session_id))
+            sa.select(
+                usage_records.c.purpose,
+                usage_records.c.estimated_input_tokens.label("estimated"),
+                reported.label("reported"),
+            )
+            .where(self.where(usage_records.c.session_id == session_id, usage_records.c.run_id.is_not(None)))
             .order_by(usage_records.c.created_at.desc())
             .limit(1)
         )

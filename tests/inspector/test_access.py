@@ -228,7 +228,7 @@ def test_both_puts_write_a_context_override_audit_row_and_try_writes_context_try
         "parts": [{"part": "system:agent", "action": "replace"}, {"part": "tool:grep", "action": "exclude"}],
         "added": [],
     }
-    assert rows[2].detail["excluded"] == ["message:2", "tool:grep"]
+    assert rows[2].detail["excluded"] == ["tool:grep", "message:2"]  # in part order
     assert rows[2].detail["model"] == "anthropic/claude-test"
     assert all(r.actor_user_id == uuid.UUID(lab.tenant.owner.user_id) for r in rows)
     assert REPLACEMENT not in repr([tuple(r) for r in rows])

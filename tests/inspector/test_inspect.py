@@ -107,8 +107,8 @@ def test_token_totals_are_counted_by_the_provider_when_it_has_a_counter(lab: Lab
 
     body = lab.inspect(session)
 
-    assert (body["counted"], body["total_after"]) == ("provider", 4321)
-    assert body["free"] == body["context_window"] - 4321
+    assert (body["counted"], body["total_before"], body["total_after"]) == ("provider", 4321, 4321)
+    assert body["free"] == body["context_window"] - 4321 - body["max_tokens"]
     assert len(lab.fake.bodies(COUNT_TOKENS)) == 1
     assert lab.fake.bodies(MESSAGES) == []
     assert row_counts(lab.engine) == counts
@@ -166,10 +166,12 @@ def test_full_returns_the_whole_part_and_its_replacement(lab: Lab):
 
     assert by_id(body)["message:1"]["preview"] == long[:200]
     assert first == {
-        "part": "message:1",
+        "id": "message:1",
         "kind": "message",
         "content": [{"type": "text", "text": long}],
         "replacement": None,
+        "tokens": by_id(body)["message:1"]["tokens"],
+        "original_tokens": by_id(body)["message:1"]["tokens"],
     }
     assert second["content"] == [{"type": "text", "text": "ok"}] and second["replacement"] == "fine"
     assert lab.inspect(session, full="system:agent")["content"].startswith("You are")
@@ -188,7 +190,8 @@ def test_window_compact_at_and_free(make_lab):
     body = lab.inspect(session)
 
     assert (body["context_window"], body["compact_at"]) == (50_000, 25_000)
-    assert body["free"] == 50_000 - body["total_after"]
+    assert body["free"] == 50_000 - body["total_after"] - body["max_tokens"]
+    assert body["free_before_compaction"] == 25_000 - body["total_after"]
     assert body["would_compact"] is False
 
 
@@ -240,7 +243,9 @@ def test_would_compact_is_decided_on_the_history_after_overrides(lab: Lab):
 def test_the_inspect_span_carries_part_counts_totals_and_stale_and_paired_events(lab: Lab, spans):
     agent = lab.agent(model=OFFLINE)
     session = lab.session(agent, [user("a"), calls("t1"), results("t1"), assistant("b"), user("c")])
+    lab.memory(agent, "/memories/gone.md", "soon gone")
     lab.put_agent(agent, excluding("system:memory:/memories/gone.md"))
+    lab.store(lambda s: s.memory_files.delete(uuid.UUID(agent), "/memories/gone.md"))
     lab.put_session(session, excluding("message:2"))
     spans()
 

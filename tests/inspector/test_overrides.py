@@ -66,6 +66,7 @@ def test_excluding_a_tool_result_message_also_excludes_its_tool_use_message(lab:
 
 def test_a_message_with_text_and_tool_results_is_pulled_in_with_its_tool_use(lab: Lab, paired: str):
     forward = lab.put_session(paired, excluding("message:4"))
+    lab.put_session(paired, {"overrides": []})
     backward = lab.put_session(paired, excluding("message:5"))
 
     assert forward.get_json()["added"] == ["message:5"]
@@ -187,12 +188,20 @@ def test_get_returns_the_set_and_an_empty_list_clears_it(lab: Lab, paired: str):
 
     got = lab.who.get(f"/v1/agents/{agent}/context-overrides").get_json()
     replaced = {"part": "system:agent", "action": "replace", "replacement": "Be brief.", "paired_from": None}
-    assert got == {"overrides": [replaced]}
+    assert got == {"overrides": [replaced], "scope": {"agent_id": agent, "sessions": 1}}
     assert stored(lab.who.get(f"/v1/sessions/{paired}/context-overrides")) == [("message:6", "exclude", None)]
 
-    assert lab.put_agent(agent, {"overrides": []}).get_json() == {"overrides": [], "added": []}
+    scope = {"agent_id": agent, "sessions": 1}
+    assert lab.put_agent(agent, {"overrides": []}).get_json() == {
+        "overrides": [],
+        "added": [],
+        "scope": scope,
+    }
     assert lab.put_session(paired, {"overrides": []}).status_code == 200
-    assert lab.who.get(f"/v1/agents/{agent}/context-overrides").get_json() == {"overrides": []}
+    assert lab.who.get(f"/v1/agents/{agent}/context-overrides").get_json() == {
+        "overrides": [],
+        "scope": scope,
+    }
     assert lab.who.get(f"/v1/sessions/{paired}/context-overrides").get_json() == {"overrides": []}
 
 
@@ -243,37 +252,40 @@ def test_stale_overrides_are_shown_in_their_group_and_cause_no_error(lab: Lab):
     lab.summary(session, 2, "they said one and two")
     agent_set = excluding("system:memory:/memories/old.md", "tool:grep")
     assert lab.put_agent(agent, agent_set).status_code == 200
-    assert lab.put_session(session, excluding("message:99999", "message:1")).status_code == 200
+    assert lab.put_session(session, excluding("message:3")).status_code == 200
+    lab.summary(session, 3, "they said one, two and three")  # message:3 is no part any more
+    lab.store(lambda s: s.messages.delete(uuid.UUID(session), 5))
+    lab.append(session, [user("five")])  # message:6: message:5 is gone for good
     lab.store(lambda s: s.memory_files.delete(uuid.UUID(agent), "/memories/old.md"))
     lab.who.patch(f"/v1/agents/{agent}", json={"tools": ["ls"]})
 
     body = lab.inspect(session)
 
     stale = {p["id"]: p for g in ("system", "tools", "messages") for p in body[g] if p["stale"]}
-    assert set(stale) == {"system:memory:/memories/old.md", "tool:grep", "message:99999", "message:1"}
+    assert set(stale) == {"system:memory:/memories/old.md", "tool:grep", "message:3"}
     for part in stale.values():
         assert (part["included"], part["tokens"], part["override"]) == (False, 0, "exclude")
     assert "system:memory:/memories/old.md" in [p["id"] for p in body["system"]]
     assert "tool:grep" in [p["id"] for p in body["tools"]]
     assert [p["id"] for p in body["messages"]] == [
         "summary",
-        "message:3",
         "message:4",
-        "message:5",
-        "message:1",
-        "message:99999",
+        "message:6",
+        "message:3",
     ]
     assert body["messages"][0]["kind"] == "summary"
     assert lab.say(session, "six").status_code == 201
     assert lab.try_(session).status_code == 200
-    assert lab.put_session(session, excluding("message:99999", "message:1")).status_code == 200
+    # resending the stored set keeps its stale entries
+    resent = lab.who.get(f"/v1/sessions/{session}/context-overrides").get_json()
+    assert stored(lab.put_session(session, resent)) == [("message:3", "exclude", None)]
 
 
-def test_a_new_session_without_messages_takes_and_clears_overrides(lab: Lab):
+def test_a_new_session_without_messages_refuses_parts_it_lacks_and_clears_overrides(lab: Lab):
     session = lab.session(lab.agent(model=OFFLINE))
 
-    stored_set = lab.put_session(session, excluding("message:3"))
+    refused = lab.put_session(session, excluding("message:1"))
     cleared = lab.put_session(session, {"overrides": []})
 
-    assert stored_set.status_code == 200, stored_set.get_json()
+    assert refused.status_code == 422 and error_code(refused) == "unknown_part"
     assert cleared.status_code == 200, cleared.get_json()

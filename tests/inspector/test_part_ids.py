@@ -13,7 +13,9 @@ def _store_exclusion(lab: Lab, session: str, part: str) -> None:
     """An exclusion stored while its part existed (or before: a row the API no longer accepts)."""
     owner = uuid.UUID(lab.tenant.owner.user_id)
     target = Target("session", uuid.UUID(session))
-    lab.store(lambda s: s.context_overrides.replace(target, [StoredOverride(part, "exclude", None, None)], owner))
+    lab.store(
+        lambda s: s.context_overrides.replace(target, [StoredOverride(part, "exclude", None, None)], owner)
+    )
 
 
 def test_a_failed_runs_removed_message_leaves_its_seq_unused_and_its_override_hides_nothing(lab: Lab):

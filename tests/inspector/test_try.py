@@ -148,7 +148,7 @@ def test_try_body_overrides_are_closed_under_pairing_and_reported(lab: Lab, sess
         ),
         ({"exclude": ["message:1"]}, "starts_with_assistant", ["message:1"]),
         ({"replace": {"tool:ls": "x"}}, "replace_not_allowed_for_tools", ["tool:ls"]),
-        ({"replace": {"message:4": "x"}}, "replace_needs_text", ["message:4"]),
+        ({"replace": {"message:4": "x"}, "message": "again"}, "replace_needs_text", ["message:4"]),
         ({"replace": {"message:2": " "}}, "replacement_required", ["message:2"]),
         ({"exclude": ["system:memory:../../etc"]}, "malformed_part", ["system:memory:../../etc"]),
         ({"include": ["message:2"], "exclude": ["widget:1"]}, "malformed_part", ["widget:1"]),
