@@ -83,16 +83,15 @@ def test_skills_load_in_one_query_into_the_index(
     ]
     [block] = blocks(SkillsMiddleware(), state)
     assert block.part == "system:skills"
-    assert block.block.text == (
-        skills.HEADER + "Available skills:\n- deploy: about deploy\n- review: about review"
-    )
-    assert "read_file /skills/<name>/SKILL.md" in skills.HEADER
+    header = skills.HEADER + skills.READ_HINT + "\n\n"
+    assert block.block.text == header + "Available skills:\n- deploy: about deploy\n- review: about review"
+    assert "read_file /skills/<name>/SKILL.md" in skills.READ_HINT
 
 
 def test_skills_index_without_skills(store: TenantStore, state: RunState, engine: sa.Engine) -> None:
     prepare(SkillsMiddleware(), state, store, engine)
     assert blocks(SkillsMiddleware(), state) == [
-        SourcedBlock("system:skills", Block(skills.HEADER + "No skills yet."))
+        SourcedBlock("system:skills", Block(skills.HEADER + skills.READ_HINT + "\n\nNo skills yet."))
     ]
 
 

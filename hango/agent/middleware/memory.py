@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 MAX_MEMORY_FILES = 50
 MAX_MEMORY_CHARS = 256 * 1024
-CUT_NOTE = "\n\n[cut here: the memory budget is spent; read_file shows the whole file]"
+CUT_NOTE = "\n\n[cut here: the memory budget is spent; the file itself is kept whole]"
 
 EMPTY = (
     f"Your memory is empty. Files you write under {MEMORIES}/ persist across sessions and become part "

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from hango.agent.middleware.base import Middleware
+from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, Skill
 from hango.agent.tools.paths import skill_file
@@ -20,9 +21,10 @@ if TYPE_CHECKING:
 # The most skills a run loads (by name): the index and the tool-list widening see no more.
 MAX_SKILLS = 100
 
-HEADER = (
-    "Skills are instructions for particular tasks. When a skill's description fits your task, read its "
-    f"full instructions with read_file {skill_file('<name>')} before you start.\n\n"
+HEADER = "Skills are instructions for particular tasks."
+READ_HINT = (
+    " When a skill's description fits what you are asked to do, read its full instructions with read_file "
+    f"{skill_file('<name>')} before you start."
 )
 
 
@@ -40,12 +42,13 @@ def load_skills(store: TenantStore, state: RunState) -> list[Skill]:
     ]
 
 
-def skills_index(loaded: list[Skill]) -> str:
-    """The block's text: how to read a skill, then one line per skill (or a note that there are none)."""
+def skills_index(loaded: list[Skill], sent: frozenset[str]) -> str:
+    """The block's text: how to read a skill (when ``read_file`` is sent), then one line per skill."""
+    header = HEADER + (READ_HINT if "read_file" in sent else "") + "\n\n"
     if not loaded:
-        return HEADER + "No skills yet."
+        return header + "No skills yet."
     lines = (f"- {skill.name}: {skill.description or '(no description)'}" for skill in loaded)
-    return HEADER + "Available skills:\n" + "\n".join(lines)
+    return header + "Available skills:\n" + "\n".join(lines)
 
 
 class SkillsMiddleware(Middleware):
@@ -63,4 +66,5 @@ class SkillsMiddleware(Middleware):
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         if agent.settings.get(self.name) is False:
             return []
-        return [SourcedBlock(system_part(self.name), Block(skills_index(state.skills)))]
+        text = skills_index(state.skills, allowed_tools(agent, state))
+        return [SourcedBlock(system_part(self.name), Block(text))]

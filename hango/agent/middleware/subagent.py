@@ -6,6 +6,7 @@ import dataclasses
 
 from hango.agent.gateway import Gateway
 from hango.agent.middleware.base import Middleware
+from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, StoredMessage
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
@@ -60,7 +61,7 @@ class SubagentMiddleware(Middleware):
     name = "subagent"
 
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        if "task" not in agent.tools:
+        if TASK.name not in allowed_tools(agent, state):
             return []
         return [SourcedBlock(system_part("subagent"), Block(INSTRUCTIONS))]
 
