@@ -112,6 +112,12 @@ def _sent_tokens(sent: Draft, part: str) -> int:
     return sum(blocks) + sum(estimate_message(m.message) for m in sent.messages if m.part == part)
 
 
+def wire_format_of(model: str) -> str:
+    """The ``format`` that gives the exact body the agent's provider is sent (``request`` when none)."""
+    provider = split_model(model)[0]
+    return provider if provider in WIRE_FORMATS else "request"
+
+
 def last_run_call(session_id: uuid.UUID) -> dict[str, Any] | None:
     """The session's last call made by a run (a try is no call of the session's), with its purpose."""
     last = tenancy.store().usage.last_call(session_id)
@@ -164,6 +170,7 @@ class Context(MethodView):
             "session_id": str(session_id),
             "agent_id": str(assembly.state.agent.id),
             "model": assembly.state.agent.model,
+            "wire_format": wire_format_of(assembly.state.agent.model),
             **snapshot.as_dict(),
             "last_call": last_run_call(session_id),
         }

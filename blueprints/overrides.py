@@ -55,6 +55,7 @@ class OverrideSetSchema(Schema):
 
 class ScopeSchema(Schema):
     agent_id = fields.String()
+    agent_name = fields.String(allow_none=True)
     sessions = fields.Integer(metadata={"description": "how many sessions of the agent the set applies to"})
 
 
@@ -89,11 +90,16 @@ def _respond(target: Target, added: list[PartID] | None = None) -> tuple[dict, i
     if added is not None:
         body["added"] = added
     if target.kind == "agent":
-        body["scope"] = {
-            "agent_id": str(target.id),
-            "sessions": tenancy.store().sessions.count_of_agent(target.id),
-        }
+        body["scope"] = _scope(target.id)
     return body, 200, {"ETag": etag_of(stored)}
+
+
+def _scope(agent_id: uuid.UUID) -> dict:
+    """How many sessions an agent-level set applies to, and whose they are."""
+    store = tenancy.store()
+    agent = store.agents.get(agent_id)
+    sessions = store.sessions.count_of_agent(agent_id)
+    return {"agent_id": str(agent_id), "agent_name": agent.name if agent else None, "sessions": sessions}
 
 
 def _check_if_match(stored: list[StoredOverride]) -> None:

@@ -1,11 +1,12 @@
 """``hango context show|exclude|include|replace|try``: the context inspector through the public API.
 
-``show`` prints the inspect response as a table. The change commands read the
-session's parts (for the agent id, ranges and pairing), then read the override
-set of each route they touch with its ``ETag``, change it, and ``PUT`` it back
-with ``If-Match``: system/tool parts go to the agent's route, message/summary
-parts to the session's. ``message:3..9`` (inclusive) names the session's
-messages in that range.
+``show`` prints the inspect response as a table (``--request``: the exact body
+the agent's provider is sent). The change commands read the session's parts
+(for the agent id, ranges, each part's ``target`` route and ``paired_with``
+group, all decided by the server), then read the override set of each route
+they touch with its ``ETag``, change it, and ``PUT`` it back with ``If-Match``.
+An agent-level change says how many sessions it applies to, before and after
+saving. ``message:3..9`` (inclusive) names the session's messages in that range.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
-from hango.cli.context_parts import Overrides, by_route, closure, expand, known_parts, pairing, route_of
+from hango.cli.context_parts import Overrides, by_route, expand, known_parts, with_pairs
 from hango.cli.context_table import Style, render_full, render_snapshot, render_try
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
@@ -37,7 +38,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     show = _command(actions, "show", "print the session's next model request, part by part", show_context)
     what = show.add_mutually_exclusive_group()
     what.add_argument("--full", metavar="PART", help="print one part's whole content")
-    what.add_argument("--request", action="store_true", help="print the exact request body as JSON")
+    what.add_argument(
+        "--request", action="store_true", help="print the exact body the agent's provider is sent, as JSON"
+    )
     for name, text, action in (
         ("exclude", "leave parts out of the session's next runs", exclude_parts),
         ("include", "remove parts' overrides (and their companions')", include_parts),
@@ -96,7 +99,7 @@ def show_context(api: Client, args: argparse.Namespace) -> Any:
     if args.full:
         return inspect(api, args.session, full=args.full)
     if args.request:
-        return inspect(api, args.session, format="request")
+        return inspect(api, args.session, format=inspect(api, args.session)["wire_format"])
     return inspect(api, args.session)
 
 
@@ -117,6 +120,7 @@ class Routes:
         self.api = api
         self.snapshot = snapshot
         self._read: dict[str, tuple[Overrides, str | None]] = {}
+        self._scope: dict[str, Any] | None = None
 
     def path(self, route: str) -> str:
         """The agent's override route for ``agent``, the session's for ``session``."""
@@ -129,11 +133,14 @@ class Routes:
         if route not in self._read:
             body, headers = self.api.exchange("GET", self.path(route))
             self._read[route] = (Overrides(body["overrides"]), headers.get("ETag"))
+            self._scope = body.get("scope")
         return self._read[route][0]
 
     def write(self, route: str, overrides: Overrides) -> dict[str, Any]:
         """PUT the route's new set with ``If-Match``; a 412 is reported plainly."""
         etag = self._read[route][1]
+        if route == "agent":
+            print(f"saving the agent's overrides: {scope_text(self._scope)}", file=sys.stderr)
         try:
             body, _ = self.api.exchange(
                 "PUT", self.path(route), body=overrides.body(), headers={"If-Match": etag}
@@ -157,19 +164,18 @@ def exclude_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     """Exclude parts; the server pulls in their tool pair companions."""
     snapshot, parts = _parts(api, args.session, args.parts)
     routes, saved, companions, already = Routes(api, snapshot), {}, [], []
-    for route, chosen in by_route(parts):
+    for route, chosen in by_route(snapshot, parts):
         before = routes.read(route)
         if before.excludes(chosen):
             already += chosen
             continue
         saved[route] = routes.write(route, before.with_excluded(chosen))
         companions += [p for p in saved[route]["added"] if p not in before.parts() and p not in parts]
-    known = set(known_parts(snapshot))
     return {
         "excluded": [p for p in parts if p not in already],
         "already": already,
         "companions": companions,
-        "unknown": [p for p in parts if p not in known],
+        "scope": _scope_of(saved),
         "saved": saved,
     }
 
@@ -178,27 +184,47 @@ def include_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     """Remove the parts' overrides and those of every part they pair with."""
     snapshot, parts = _parts(api, args.session, args.parts)
     routes, saved, included, released = Routes(api, snapshot), {}, [], []
-    for route, chosen in by_route(parts):
+    for route, chosen in by_route(snapshot, parts):
         before = routes.read(route)
-        freed = closure(chosen, pairing(snapshot)) & before.parts()
+        freed = [p for p in with_pairs(chosen, snapshot) if p in before.parts()]
         if freed:
             saved[route] = routes.write(route, before.without(freed))
         included += [p for p in chosen if p in freed]
-        released += sorted(freed - set(chosen))
+        released += [p for p in freed if p not in chosen]
     unchanged = [p for p in parts if p not in included]
-    return {"included": included, "released": released, "unchanged": unchanged, "saved": saved}
+    return {
+        "included": included,
+        "released": released,
+        "unchanged": unchanged,
+        "scope": _scope_of(saved),
+        "saved": saved,
+    }
 
 
 def replace_part(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     """Save a replace override on one part."""
     text = _replacement(args)
-    routes = Routes(api, inspect(api, args.session))
-    route = route_of(args.part)
+    snapshot = inspect(api, args.session)
+    routes = Routes(api, snapshot)
+    [(route, _)] = by_route(snapshot, [args.part])
     before = routes.read(route)
-    return {
-        "replaced": [args.part],
-        "saved": {route: routes.write(route, before.with_replaced(args.part, text))},
-    }
+    saved = {route: routes.write(route, before.with_replaced(args.part, text))}
+    return {"replaced": [args.part], "scope": _scope_of(saved), "saved": saved}
+
+
+def scope_text(scope: dict[str, Any] | None) -> str:
+    """``applies to 14 sessions of Demo agent``: the server's count of what an agent-level set reaches."""
+    if not scope:
+        return "applies to the agent's sessions"
+    count = scope["sessions"]
+    return (
+        f"applies to {count} session{'' if count == 1 else 's'} of {scope.get('agent_name') or 'the agent'}"
+    )
+
+
+def _scope_of(saved: dict[str, Any]) -> list[str]:
+    """The saved agent set's scope, as the one line the printers show (none for session-only changes)."""
+    return [scope_text(saved["agent"].get("scope"))] if "agent" in saved else []
 
 
 def _replacement(args: argparse.Namespace) -> str:
@@ -221,8 +247,7 @@ def try_call(api: Client, args: argparse.Namespace) -> Any:
     known = known_parts(snapshot) if snapshot else []
     body = {"exclude": expand(args.exclude, known), "include": expand(args.include, known)}
     if snapshot:
-        together = closure(body["include"], pairing(snapshot))
-        body["include"] += [p for p in known if p in together and p not in body["include"]]
+        body["include"] = with_pairs(body["include"], snapshot)
     if args.message is not None:
         body["message"] = args.message
     return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
@@ -232,14 +257,18 @@ EXCLUDE_SAYS = (
     ("excluded", "excluded {}"),
     ("companions", "pulled in as tool pair companions: {}"),
     ("already", "already excluded: {}"),
-    ("unknown", "not in the next request (kept as stale overrides): {}"),
+    ("scope", "saved for the agent: {}"),
 )
 INCLUDE_SAYS = (
     ("included", "included {}"),
     ("released", "released tool pair companions: {}"),
     ("unchanged", "no override to remove: {}"),
+    ("scope", "saved for the agent: {}"),
 )
-REPLACE_SAYS = (("replaced", "replaced {}: the next runs send the new text"),)
+REPLACE_SAYS = (
+    ("replaced", "replaced {}: the next runs send the new text"),
+    ("scope", "saved for the agent: {}"),
+)
 
 
 def said(

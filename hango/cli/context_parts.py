@@ -1,6 +1,8 @@
-"""Part ids on the client side: ranges, which route a part belongs to, pairing, and override-set edits.
+"""Part ids on the client side: ranges and override-set edits, from what the server returned.
 
-The server owns validation and the tool pair closure; these helpers only build
+The server owns every rule: which route a part is overridden on (each part's
+``target``), which parts go together (``paired_with``, the whole pair group),
+validation and the pair closure. These helpers only read those fields and build
 the explicit set a command sends. Companions (``paired_from`` set) are never
 sent back: the server recomputes them from the explicit overrides.
 """
@@ -13,25 +15,40 @@ from typing import Any
 
 from hango.cli.client import UsageError
 
-AGENT_KINDS = ("system", "tool")
 GROUPS = ("system", "tools", "messages")
+ROUTES = ("agent", "session")
 _RANGE = re.compile(r"^message:(\d+)\.\.(\d+)$")
 
 
-def route_of(part: str) -> str:
-    """``agent`` for system and tool parts, ``session`` for the rest (the server rejects malformed ids)."""
-    return "agent" if part.partition(":")[0] in AGENT_KINDS else "session"
-
-
-def by_route(parts: list[str]) -> list[tuple[str, list[str]]]:
-    """``parts`` split by override route (agent first), leaving out a route with none."""
-    split = [(route, [p for p in parts if route_of(p) == route]) for route in ("agent", "session")]
-    return [(route, chosen) for route, chosen in split if chosen]
+def by_id(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every part of an inspect response (stale ones included), by id, in order."""
+    return {p["id"]: p for group in GROUPS for p in snapshot[group]}
 
 
 def known_parts(snapshot: dict[str, Any]) -> list[str]:
     """Every part id of an inspect response, stale ones included, in order."""
-    return [p["id"] for group in GROUPS for p in snapshot[group]]
+    return list(by_id(snapshot))
+
+
+def by_route(snapshot: dict[str, Any], parts: list[str]) -> list[tuple[str, list[str]]]:
+    """``parts`` split by the route the server names for each (agent first), leaving out an empty one.
+
+    A part the session's next request does not hold has no route: the server would refuse it.
+    """
+    known = by_id(snapshot)
+    unknown = [p for p in parts if p not in known]
+    if unknown:
+        raise UsageError(f"not in the session's next request: {', '.join(unknown)}")
+    split = [(route, [p for p in parts if known[p]["target"] == route]) for route in ROUTES]
+    return [(route, chosen) for route, chosen in split if chosen]
+
+
+def with_pairs(parts: Iterable[str], snapshot: dict[str, Any]) -> list[str]:
+    """``parts`` and every part the server says goes with them (``paired_with``), in part order."""
+    known = by_id(snapshot)
+    wanted = set(parts)
+    together = wanted | {other for p in wanted for other in known.get(p, {}).get("paired_with", ())}
+    return [p for p in known if p in together] + [p for p in parts if p not in known]
 
 
 def expand(specs: Iterable[str], known: list[str]) -> list[str]:
@@ -101,20 +118,3 @@ class Overrides:
     def body(self) -> dict[str, Any]:
         """The ``PUT`` body."""
         return {"overrides": self.explicit()}
-
-
-def pairing(snapshot: dict[str, Any]) -> dict[str, list[str]]:
-    """Which parts are sent or left out together: each part's tool pair companions."""
-    return {p["id"]: p["paired_with"] for group in GROUPS for p in snapshot[group]}
-
-
-def closure(parts: Iterable[str], links: dict[str, list[str]]) -> set[str]:
-    """``parts`` and every part linked to them, transitively."""
-    queue = list(parts)
-    seen = set(queue)
-    while queue:
-        for other in links.get(queue.pop(), ()):
-            if other not in seen:
-                seen.add(other)
-                queue.append(other)
-    return seen

@@ -173,7 +173,7 @@ def render_full(full: dict[str, Any]) -> list[str]:
     """One part's whole content, then its replacement when it has one."""
     content = full["content"]
     text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False)
-    lines = [f"{full['part']} ({full['kind']})", "", visible(text, keep_lines=True)]
+    lines = [f"{full['id']} ({full['kind']})", "", visible(text, keep_lines=True)]
     if full.get("replacement") is not None:
         lines += [
             "",

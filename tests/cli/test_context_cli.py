@@ -109,7 +109,9 @@ def test_including_the_companion_releases_the_part_that_pulled_it_in(hango, demo
         "included tool:grep, message:3",
         "released tool pair companions: message:2",
         "no override to remove: message:21",
+        "saved for the agent: applies to 1 session of Demo agent",
     ]
+    assert "saving the agent's overrides: applies to 1 session of Demo agent" in result.err
     snapshot = inspect_json(hango, session)
     excluded = [
         p["id"] for group in ("system", "tools", "messages") for p in snapshot[group] if not p["included"]
@@ -148,13 +150,13 @@ def test_a_refused_set_prints_the_reason_and_parts_with_exit_1(hango, demo_sessi
     result = hango("context", "exclude", "--session", session, "message:1..22")
     assert (result.code, result.out) == (1, "")
     assert result.err.startswith("hango: the history has no user message (422 no_user_message); parts: ")
-    assert "message:1, message:10" in result.err and "Traceback" not in result.err
+    assert "message:1, message:2, message:3" in result.err and "Traceback" not in result.err
 
     result = hango("context", "replace", "--session", session, "tool:grep", "--text", "anything")
     assert result.code == 1
     assert "(422 replace_not_allowed_for_tools); parts: tool:grep" in result.err
-    result = hango("context", "exclude", "--session", session, "bogus")
-    assert (result.code, "(422 malformed_part); parts: bogus" in result.err) == (1, True)
+    result = hango("context", "exclude", "--session", session, "bogus")  # no part: it has no route
+    assert (result.code, "not in the session's next request: bogus" in result.err) == (2, True)
 
 
 def test_a_stale_etag_is_said_plainly_and_nothing_is_saved(hango, demo_session, monkeypatch):
@@ -224,7 +226,7 @@ def test_json_output_parses(hango, demo_session):
     request = json.loads(hango("context", "show", "--session", session, "--request").out)
     assert [m["role"] for m in request["messages"]][:2] == ["user", "assistant"]
     full = json.loads(hango("context", "show", "--session", session, "--full", "tool:ls", "--json").out)
-    assert full["part"] == "tool:ls" and "input_schema" in full["content"]
+    assert full["id"] == "tool:ls" and "input_schema" in full["content"]
     excluded = json.loads(hango("context", "exclude", "--session", session, "message:2..3", "--json").out)
     assert excluded["excluded"] == ["message:2", "message:3"]
     assert excluded["saved"]["session"]["added"] == []
@@ -263,7 +265,7 @@ def test_a_closed_pipe_ends_quietly(demo_session):
 def test_golden_table_of_a_fixed_session(hango, fixed_session, monkeypatch):
     session = fixed_session["session_id"]
     for argv in (
-        ["exclude", "message:2", "tool:gone"],
+        ["exclude", "message:2", "tool:write_todos"],
         ["replace", "system:agent", "--text", "Answer in French."],
     ):
         assert hango("context", argv[0], "--session", session, *argv[1:]).code == 0
@@ -276,3 +278,18 @@ def test_golden_table_of_a_fixed_session(hango, fixed_session, monkeypatch):
     assert text == GOLDEN.read_text(encoding="utf-8"), (
         f"rerun with {UPDATE}=1 and review the diff if intended"
     )
+
+
+def test_show_request_prints_the_agents_provider_wire_format(hango, demo_session):
+    session, agent = demo_session["session_id"], demo_session["agent_id"]
+    neutral = json.loads(hango("context", "show", "--session", session, "--request").out)
+    url = f"{os.environ['HANGO_API_URL']}/v1/agents/{agent}"
+    headers = {"Authorization": f"Bearer {demo_session['owner_key']}"}
+    requests.patch(url, json={"model": "anthropic/claude-test"}, headers=headers, timeout=10).raise_for_status()
+
+    wire = json.loads(hango("context", "show", "--session", session, "--request").out)
+
+    assert isinstance(neutral["system"][0]["cache_control"], bool)  # offline: the neutral request
+    assert wire["model"] == "claude-test" and wire["max_tokens"] == neutral["max_tokens"]
+    assert all(b["type"] == "text" for b in wire["system"])
+    assert [b["cache_control"] for b in wire["system"] if "cache_control" in b] == [{"type": "ephemeral"}]

@@ -169,9 +169,9 @@ def test_the_agent_put_states_how_many_sessions_it_applies_to(lab: Lab):
 
     response = lab.put_agent(agent, excluding("system:todo"))
 
-    assert response.get_json()["scope"] == {"agent_id": agent, "sessions": 3}
+    assert response.get_json()["scope"] == {"agent_id": agent, "agent_name": "inspected", "sessions": 3}
     got = lab.who.get(f"/v1/agents/{agent}/context-overrides").get_json()
-    assert got["scope"] == {"agent_id": agent, "sessions": 3}
+    assert got["scope"] == {"agent_id": agent, "agent_name": "inspected", "sessions": 3}
 
 
 def test_lists_are_in_part_order(lab: Lab):
