@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -43,15 +43,35 @@ class Messages(Scoped):
         row lock serializes concurrent appends: a seq names one message forever, even when a failed run
         removes the message it stored.
         """
-        seq = self.conn.execute(
-            sa.update(sessions)
-            .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
-            .values(last_seq=sessions.c.last_seq + 1)
-            .returning(sessions.c.last_seq)
-        ).scalar_one()
+        seq = self._take_seqs(session_id, 1)
         return self.insert_row(
             id=new_id(), session_id=session_id, seq=seq, role=role, content=content, run_id=run_id
         )
+
+    def append_many(self, session_id: uuid.UUID, items: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
+        """Store ``(role, content)`` messages in one insert (seeding, benchmarks), numbered like ``append``."""
+        last = self._take_seqs(session_id, len(items))
+        rows = [
+            {
+                "id": new_id(),
+                "tenant_id": self.tenant_id,
+                "session_id": session_id,
+                "seq": seq,
+                "role": r,
+                "content": c,
+            }
+            for seq, (r, c) in enumerate(items, start=last - len(items) + 1)
+        ]
+        self.conn.execute(sa.insert(messages), rows)
+
+    def _take_seqs(self, session_id: uuid.UUID, count: int) -> int:
+        """Move the session's counter on by ``count`` and return its new value (the last seq taken)."""
+        return self.conn.execute(
+            sa.update(sessions)
+            .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
+            .values(last_seq=sessions.c.last_seq + count)
+            .returning(sessions.c.last_seq)
+        ).scalar_one()
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:
         """The messages a run stored, in ``seq`` order."""

@@ -21,12 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
-
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.types import message_from_dict
 from hango.agent.validate import validate_history
-from hango.db.schema import messages
 from hango.store import TenantStore
 from scripts.bench.estimator import (
     ENGLISH,
@@ -151,11 +148,7 @@ def add_session(
     rng = random.Random(seed)
     items = history(rng, count)
     session = store.sessions.create(agent_id, owner_id, f"bench {count}")
-    rows = [
-        {"id": uuid.uuid4(), "tenant_id": store.tenant_id, "session_id": session.id, "seq": seq, **m}
-        for seq, m in enumerate(items, start=1)
-    ]
-    store.conn.execute(sa.insert(messages), rows)
+    store.messages.append_many(session.id, [(m["role"], m["content"]) for m in items])
     visible = count
     if summary:
         through = turn_start(items, SUMMARY_THROUGH) - 1

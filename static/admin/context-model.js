@@ -1,6 +1,9 @@
 // The Context panel's logic, free of the page: what the user wants per part, tool
 // pairing, totals, and the bodies of the override PUTs and of a try call.
 //
+// The server decides the rules: each part's `target` names the route that stores its
+// override, and `paired_with` its whole tool pair group; this file only reads them.
+//
 // A part's wanted state is {on, replacement, pairedFrom}: `on` false excludes it,
 // a replacement (kept while unchecked) replaces its text, and pairedFrom names the
 // part whose exclusion pulled it in as a tool_use/tool_result companion.
@@ -8,11 +11,10 @@
   "use strict";
 
   const GROUPS = ["system", "tools", "messages"];
-  const AGENT_KINDS = ["system", "tool"];
 
   const allParts = (snapshot) => GROUPS.flatMap((group) => snapshot[group]);
   const byPart = (overrides) => Object.fromEntries(overrides.map((o) => [o.part, o]));
-  const isAgentPart = (part) => AGENT_KINDS.includes(part.kind);
+  const isAgentPart = (part) => part.target === "agent";
 
   // What a stored override means for its part.
   function storedState(override) {
@@ -29,21 +31,10 @@
     return Object.fromEntries(allParts(snapshot).map((part) => [part.id, storedState(overrides[part.id])]));
   }
 
-  // Every part linked to `start` through tool pairing, `start` included.
+  // `start` and the parts the server pairs it with (`paired_with` is the whole group).
   function pairGroup(snapshot, start) {
-    const parts = Object.fromEntries(snapshot.messages.map((part) => [part.id, part]));
-    const seen = new Set([start]);
-    const queue = [start];
-    while (queue.length) {
-      const part = parts[queue.pop()];
-      for (const other of (part && part.paired_with) || []) {
-        if (!seen.has(other)) {
-          seen.add(other);
-          queue.push(other);
-        }
-      }
-    }
-    return [...seen];
+    const part = allParts(snapshot).find((p) => p.id === start);
+    return [start, ...((part && part.paired_with) || [])];
   }
 
   // Uncheck `id`: its pair companions go with it and remember why. Check it: the
@@ -115,7 +106,8 @@
       delta += change;
     }
     const after = snapshot.total_after + delta;
-    return { groups, before: snapshot.total_before, after, free: snapshot.context_window - after };
+    // the server's `free` (which keeps the output reserve back) moved by what changed here
+    return { groups, before: snapshot.total_before, after, free: snapshot.free - delta };
   }
 
   // The try body for the wanted state: unsaved unchecks in `exclude`, unsaved re-checks
@@ -145,6 +137,13 @@
     return texts.length ? texts.join("\n\n") : null;
   }
 
+  // "applies to 14 sessions of Demo agent": the server's count of an agent-level set's reach.
+  function scopeText(scope) {
+    if (!scope) return "";
+    const n = scope.sessions;
+    return `applies to ${n} session${n === 1 ? "" : "s"} of ${scope.agent_name || "the agent"}`;
+  }
+
   // A frozen copy: Alpine leaves frozen objects unproxied, which keeps 1,000 parts cheap.
   function freeze(value) {
     if (value && typeof value === "object") {
@@ -155,6 +154,6 @@
   }
 
   window.hango.context = {
-    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, freeze,
+    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, scopeText, freeze,
   };
 })();

@@ -14,6 +14,9 @@ document.addEventListener("alpine:init", () => {
     canChangeAgent: false,
     snapshot: null,
     stored: { agent: [], session: [] },
+    scope: null,
+    agentScope: "",
+    copied: "",
     etags: { agent: null, session: null },
     want: {},
     totals: null,
@@ -53,6 +56,7 @@ document.addEventListener("alpine:init", () => {
         hango.send("GET", `/v1/sessions/${this.id}/context-overrides`),
       ]);
       this.stored = { agent: agentSet.data.overrides, session: sessionSet.data.overrides };
+      this.scope = agentSet.data.scope;
       this.etags = { agent: agentSet.headers.get("ETag"), session: sessionSet.headers.get("ETag") };
       this.snapshot = model.freeze(snapshot);
       this.want = model.wantedFrom(snapshot, this.storedAll);
@@ -67,6 +71,9 @@ document.addEventListener("alpine:init", () => {
       const want = Alpine.raw(this.want);
       this.totals = model.totals(this.snapshot, want);
       this.pendingCount = model.pending(this.snapshot, want, this.storedAll).length;
+      // Before Save: what an agent-level change reaches, so nobody changes 14 sessions by surprise.
+      const agentChange = model.changed(this.snapshot, want, this.stored.agent, true);
+      this.agentScope = agentChange ? `Saving changes the agent's parts: ${model.scopeText(this.scope)}.` : "";
     },
 
     get storedAll() {
@@ -137,6 +144,7 @@ document.addEventListener("alpine:init", () => {
       this.notice = "";
       this.rowErrors = {};
       const added = [];
+      let savedScope = null;
       try {
         for (const [kind, path, agent] of this.puts()) {
           const { data, headers } = await hango.send("PUT", path, {
@@ -146,14 +154,29 @@ document.addEventListener("alpine:init", () => {
           this.stored[kind] = data.overrides;
           this.etags[kind] = headers.get("ETag");
           added.push(...data.added);
+          if (kind === "agent") savedScope = data.scope;
         }
         await this.reload();
         this.added = added;
-        this.notice = added.length ? `Saved. The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "Saved.";
+        const reach = savedScope ? ` The agent's parts ${model.scopeText(savedScope)}.` : "";
+        const pulled = added.length ? ` The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "";
+        this.notice = `Saved.${reach}${pulled}`;
       } catch (error) {
         this.showError(error, "saveError");
       } finally {
         this.saving = false;
+      }
+    },
+
+    // The exact body the agent's provider would be sent for the next call, on the clipboard.
+    async copyRequest() {
+      this.copied = "";
+      try {
+        const body = await hango.get(`/v1/sessions/${this.id}/context`, { format: this.snapshot.wire_format });
+        await navigator.clipboard.writeText(JSON.stringify(body, null, 2));
+        this.copied = `Copied the ${this.snapshot.wire_format} request body.`;
+      } catch (error) {
+        this.copied = `Could not copy the request: ${hango.describe(error)}`;
       }
     },
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -57,7 +58,11 @@ def test_totals_follow_the_boxes_and_equal_the_inspect_response_after_save(
     admin.save()
     after = api.inspect(demo.session_id)
     assert admin.shown_totals() == inspect_totals(after)
-    assert after["total_after"] == before["total_after"] - dropped
+    # leaving grep out also takes its name out of system:filesystem's text, which only the server knows
+    filesystem = {p["id"]: p["tokens"] for p in after["system"]}["system:filesystem"]
+    assert after["total_after"] == before["total_after"] - dropped - (
+        tokens["system:filesystem"] - filesystem
+    )
     agent_set = api.get(f"/v1/agents/{demo.agent_id}/context-overrides")["overrides"]
     assert [(o["part"], o["action"]) for o in agent_set] == [
         ("system:todo", "exclude"),
@@ -217,7 +222,7 @@ def test_badges_show_counting_the_last_call_cache_loss_and_compaction(admin: Adm
     expect(admin.page.get_by_test_id("counted")).to_have_text("counted by estimate")
     last = inspect["last_call"]
     expect(admin.page.get_by_test_id("last-call")).to_have_text(
-        f"last call: estimated {last['estimated']:,} · reported {last['reported']:,}"
+        f"last {last['purpose']} call: estimated {last['estimated']:,} · reported {last['reported']:,}"
     )
     expect(admin.page.get_by_text("would compact", exact=True)).to_be_visible()
     loss = inspect["system"][0]["cache_loss_tokens"]
@@ -241,3 +246,37 @@ def test_a_stale_override_is_shown_and_can_be_dropped(admin: Admin, api: Api, de
     admin.save()
     assert api.get(f"/v1/agents/{demo.agent_id}/context-overrides")["overrides"] == []
     expect(admin.row(memory)).to_have_count(0)
+
+
+def test_copy_request_puts_the_providers_exact_body_on_the_clipboard(admin: Admin, api: Api, demo: Demo):
+    api.call("PATCH", f"/v1/agents/{demo.agent_id}", json={"model": "anthropic/claude-test"})
+    admin.page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=admin.url)
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+
+    admin.page.get_by_test_id("copy-request").click()
+
+    expect(admin.page.get_by_test_id("copied")).to_have_text("Copied the anthropic request body.")
+    copied = json.loads(admin.page.evaluate("navigator.clipboard.readText()"))
+    assert copied == api.get(f"/v1/sessions/{demo.session_id}/context", format="anthropic")
+    assert copied["model"] == "claude-test" and {"type": "ephemeral"} in [
+        b.get("cache_control") for b in copied["system"]
+    ]
+
+
+def test_an_agent_level_change_states_its_scope_before_and_after_saving(admin: Admin, api: Api, demo: Demo):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    scope = admin.page.get_by_test_id("scope")
+    expect(scope).to_be_hidden()
+
+    admin.box(THANKS).uncheck()
+    expect(scope).to_be_hidden()  # a session-level change reaches this session only
+    admin.box("system:todo").uncheck()
+
+    expect(scope).to_have_text("Saving changes the agent's parts: applies to 1 session of Demo agent.")
+    admin.save()
+    expect(admin.page.get_by_test_id("notice")).to_contain_text(
+        "The agent's parts applies to 1 session of Demo agent."
+    )
+    expect(scope).to_be_hidden()

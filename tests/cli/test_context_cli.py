@@ -285,7 +285,9 @@ def test_show_request_prints_the_agents_provider_wire_format(hango, demo_session
     neutral = json.loads(hango("context", "show", "--session", session, "--request").out)
     url = f"{os.environ['HANGO_API_URL']}/v1/agents/{agent}"
     headers = {"Authorization": f"Bearer {demo_session['owner_key']}"}
-    requests.patch(url, json={"model": "anthropic/claude-test"}, headers=headers, timeout=10).raise_for_status()
+    requests.patch(
+        url, json={"model": "anthropic/claude-test"}, headers=headers, timeout=10
+    ).raise_for_status()
 
     wire = json.loads(hango("context", "show", "--session", session, "--request").out)
 

@@ -9,8 +9,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from hango.db.schema import audit_log, messages
-from hango.store.base import new_id
+from hango.db.schema import audit_log
 from tests.inspector.conftest import Lab, assistant, excluding, override_set, user
 from tests.support.sql import count_statements
 
@@ -21,19 +20,11 @@ _FROM = re.compile(r"\bFROM (\w+)", re.IGNORECASE)
 def long_session(lab: Lab, agent: str, length: int) -> str:
     """A session of ``length`` alternating messages, inserted in one statement."""
     session = lab.session(agent)
-    rows = [
-        {
-            "id": new_id(),
-            "tenant_id": lab.tenant_id,
-            "session_id": uuid.UUID(session),
-            "seq": seq,
-            "role": "user" if seq % 2 else "assistant",
-            "content": [{"type": "text", "text": f"message {seq}"}],
-        }
+    items = [
+        ("user" if seq % 2 else "assistant", [{"type": "text", "text": f"message {seq}"}])
         for seq in range(1, length + 1)
     ]
-    with lab.engine.begin() as conn:
-        conn.execute(sa.insert(messages), rows)
+    lab.store(lambda s: s.messages.append_many(uuid.UUID(session), items))
     lab.put_session(session, excluding("message:2"))
     lab.summary(session, 2, "the first two messages")
     return session

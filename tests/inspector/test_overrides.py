@@ -188,7 +188,10 @@ def test_get_returns_the_set_and_an_empty_list_clears_it(lab: Lab, paired: str):
 
     got = lab.who.get(f"/v1/agents/{agent}/context-overrides").get_json()
     replaced = {"part": "system:agent", "action": "replace", "replacement": "Be brief.", "paired_from": None}
-    assert got == {"overrides": [replaced], "scope": {"agent_id": agent, "agent_name": "inspected", "sessions": 1}}
+    assert got == {
+        "overrides": [replaced],
+        "scope": {"agent_id": agent, "agent_name": "inspected", "sessions": 1},
+    }
     assert stored(lab.who.get(f"/v1/sessions/{paired}/context-overrides")) == [("message:6", "exclude", None)]
 
     scope = {"agent_id": agent, "agent_name": "inspected", "sessions": 1}

@@ -17,9 +17,7 @@ import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
 from hango.agent.catalog import BUILTIN_TOOLS, MAX_CONTEXT_WINDOW
-from hango.db.schema import messages
 from hango.store import TenantStore
-from hango.store.base import new_id
 from tests.support.clients import As, Tenant
 from tests.support.sql import count_statements
 
@@ -48,18 +46,7 @@ def seed_session(store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, l
     """A session of ``length`` (a multiple of 5) valid messages with tool pairs and a summary, bulk-inserted."""
     session = store.sessions.create(agent_id, owner_id, f"{length} messages")
     history = [m for seq in range(1, length + 1, 5) for m in turn(seq)]
-    rows = [
-        {
-            "id": new_id(),
-            "tenant_id": store.tenant_id,
-            "session_id": session.id,
-            "seq": seq,
-            "role": r,
-            "content": c,
-        }
-        for seq, (r, c) in enumerate(history, start=1)
-    ]
-    store.conn.execute(sa.insert(messages), rows)
+    store.messages.append_many(session.id, history)
     store.summaries.create(session.id, 5, "the first turn")
     return str(session.id)
 
