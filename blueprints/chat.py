@@ -41,10 +41,28 @@ class TextBlockSchema(Schema):
     text = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_TEXT), _usable_text])
 
 
+# What ``_usable_text`` accepts, for the OpenAPI document: some non-blank character, no NUL.
+USABLE_TEXT = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_TEXT,
+    "pattern": "^[^\\x00]*[^\\s\\x00][^\\x00]*$",
+}
+TEXT_BLOCK = {
+    "type": "object",
+    "required": ["type", "text"],
+    "properties": {"type": {"type": "string", "enum": ["text"]}, "text": USABLE_TEXT},
+    "additionalProperties": False,
+}
+
+
 class NewMessageSchema(Schema):
     content = fields.Raw(
         required=True,
-        metadata={"description": "the user's text, or a list of text blocks", "oneOf": [{"type": "string"}]},
+        metadata={
+            "description": "the user's text, or a list of 1 to 100 text blocks",
+            "oneOf": [USABLE_TEXT, {"type": "array", "minItems": 1, "maxItems": 100, "items": TEXT_BLOCK}],
+        },
     )
 
     @validates_schema

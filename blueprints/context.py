@@ -12,6 +12,7 @@ from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
 from blueprints.common import error_response
+from blueprints.context_schemas import ANSWERS
 from hango import telemetry, tenancy
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
@@ -150,7 +151,8 @@ def _record(snapshot: Snapshot, started: float) -> None:
 @blp.route("")
 class Context(MethodView):
     @blp.arguments(InspectArgsSchema, location="query")
-    @blp.response(200)
+    @blp.response(200, description="the inspect response, one part (`full`), or a request body (`format`)")
+    @blp.doc(responses={"200": {"content": {"application/json": {"schema": {"anyOf": ANSWERS}}}}})
     @error_response(blp, 404, "`not_found`: no such session (or not the caller's), or `full` names no part.")
     @error_response(blp, 422, "`malformed_part`: `full` is not a part id.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:

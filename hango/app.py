@@ -33,6 +33,11 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
         OPENAPI_VERSION="3.0.3",
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
+        # Every /v1 route takes an API key as a bearer token (only the probes, outside the document, do not).
+        API_SPEC_OPTIONS={
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"bearer": []}],
+        },
     )
     app.json.sort_keys = False
     telemetry.setup(cfg)

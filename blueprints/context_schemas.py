@@ -1,0 +1,153 @@
+"""The contract of ``GET /v1/sessions/{id}/context``: one schema per answer it can give.
+
+The route answers the inspect response by default, one part with ``full``, the
+provider-neutral request with ``format=request``, and the exact wire body with
+``format=anthropic`` or ``format=openai``; the OpenAPI document lists them under
+``anyOf`` (the wire bodies are open objects, so more than one may match).
+"""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields
+
+NULLABLE_INT = {"allow_none": True}
+
+
+class PartSchema(Schema):
+    id = fields.String(required=True, metadata={"description": "the part id, e.g. `message:7`"})
+    kind = fields.String(required=True, metadata={"enum": ["system", "tool", "message", "summary"]})
+    target = fields.String(
+        required=True,
+        metadata={
+            "enum": ["agent", "session"],
+            "description": "the override route that stores this part's override",
+        },
+    )
+    label = fields.String(required=True)
+    preview = fields.String(required=True, metadata={"description": "the first 200 characters as sent"})
+    truncated = fields.Boolean(required=True, metadata={"description": "whether the preview was cut"})
+    tokens = fields.Integer(
+        required=True, metadata={"description": "the part as sent (a replaced part: the replacement)"}
+    )
+    original_tokens = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "a replaced part's tokens before the replacement"},
+    )
+    included = fields.Boolean(required=True)
+    override = fields.String(required=True, allow_none=True, metadata={"enum": ["exclude", "replace", None]})
+    paired = fields.Boolean(required=True, metadata={"description": "excluded as a tool pair companion"})
+    paired_with = fields.List(
+        fields.String(), required=True, metadata={"description": "every part sent or left out with this one"}
+    )
+    stale = fields.Boolean(required=True)
+    cached_prefix = fields.Boolean(required=True)
+    cache_loss_tokens = fields.Integer(required=True)
+
+
+class GroupTotalSchema(Schema):
+    before = fields.Integer(required=True)
+    after = fields.Integer(required=True)
+
+
+class TotalsSchema(Schema):
+    system = fields.Nested(GroupTotalSchema, required=True)
+    tools = fields.Nested(GroupTotalSchema, required=True)
+    messages = fields.Nested(GroupTotalSchema, required=True)
+
+
+class LastCallSchema(Schema):
+    purpose = fields.String(required=True, metadata={"description": "`run`, `summarize` or `subagent`"})
+    estimated = fields.Integer(required=True, allow_none=True)
+    reported = fields.Integer(required=True)
+
+
+class InspectSchema(Schema):
+    session_id = fields.String(required=True)
+    agent_id = fields.String(required=True)
+    model = fields.String(required=True)
+    wire_format = fields.String(
+        required=True,
+        metadata={
+            "enum": ["anthropic", "openai", "request"],
+            "description": "the `format` of the agent's provider",
+        },
+    )
+    counted = fields.String(required=True, metadata={"enum": ["provider", "estimate"]})
+    total_before = fields.Integer(required=True, metadata={"description": "in the unit of `counted`"})
+    total_after = fields.Integer(required=True, metadata={"description": "in the unit of `counted`"})
+    totals = fields.Nested(TotalsSchema, required=True, metadata={"description": "per group, estimates"})
+    context_window = fields.Integer(required=True)
+    compact_at = fields.Integer(required=True)
+    max_tokens = fields.Integer(
+        required=True, metadata={"description": "the output reserve of the next call"}
+    )
+    free = fields.Integer(
+        required=True, metadata={"description": "context_window - total_after - max_tokens"}
+    )
+    free_before_compaction = fields.Integer(
+        required=True, metadata={"description": "tokens left until compact_at"}
+    )
+    would_compact = fields.Boolean(required=True)
+    last_call = fields.Nested(LastCallSchema, required=True, allow_none=True)
+    system = fields.List(fields.Nested(PartSchema), required=True)
+    tools = fields.List(fields.Nested(PartSchema), required=True)
+    messages = fields.List(fields.Nested(PartSchema), required=True)
+
+
+class FullPartSchema(Schema):
+    id = fields.String(required=True)
+    kind = fields.String(required=True)
+    content = fields.Raw(required=True, metadata={"description": "text, a tool definition or content blocks"})
+    replacement = fields.String(
+        required=True, allow_none=True, metadata={"description": "what is sent instead"}
+    )
+    tokens = fields.Integer(required=True, metadata={"description": "as sent"})
+    original_tokens = fields.Integer(required=True, metadata={"description": "of `content`"})
+
+
+class NeutralBlockSchema(Schema):
+    text = fields.String(required=True)
+    cache_control = fields.Boolean(required=True)
+
+
+class NeutralToolSchema(Schema):
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    input_schema = fields.Dict(required=True)
+
+
+class NeutralMessageSchema(Schema):
+    role = fields.String(required=True, metadata={"enum": ["user", "assistant"]})
+    content = fields.List(fields.Dict(), required=True)
+    cache_control = fields.Boolean(required=True)
+
+
+class NeutralRequestSchema(Schema):
+    model = fields.String(required=True)
+    max_tokens = fields.Integer(required=True)
+    system = fields.List(fields.Nested(NeutralBlockSchema), required=True)
+    tools = fields.List(fields.Nested(NeutralToolSchema), required=True)
+    messages = fields.List(fields.Nested(NeutralMessageSchema), required=True)
+
+
+class AnthropicBodySchema(Schema):
+    """The ``POST /v1/messages`` body, exactly as the adapter sends it."""
+
+    model = fields.String(required=True)
+    max_tokens = fields.Integer(required=True)
+    system = fields.List(fields.Dict(), metadata={"description": "text blocks; `cache_control` objects"})
+    tools = fields.List(fields.Dict())
+    messages = fields.List(fields.Dict(), required=True)
+
+
+class OpenAIBodySchema(Schema):
+    """The ``POST /chat/completions`` body, exactly as the adapter sends it."""
+
+    model = fields.String(required=True)
+    max_tokens = fields.Integer(required=True)
+    tools = fields.List(fields.Dict())
+    messages = fields.List(fields.Dict(), required=True)
+
+
+ANSWERS = [InspectSchema, FullPartSchema, NeutralRequestSchema, AnthropicBodySchema, OpenAIBodySchema]
