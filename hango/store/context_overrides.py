@@ -41,12 +41,13 @@ class ContextOverrides(Scoped):
         return [_stored(row) for row in self.conn.execute(query)]
 
     def for_run(
-        self, agent_id: uuid.UUID, session_id: uuid.UUID
+        self, agent_id: uuid.UUID, session_id: uuid.UUID | None
     ) -> tuple[list[StoredOverride], list[StoredOverride]]:
-        """The agent's and the session's overrides in one query."""
-        query = self.select(
-            sa.or_(context_overrides.c.agent_id == agent_id, context_overrides.c.session_id == session_id)
-        ).order_by(context_overrides.c.part)
+        """The agent's and the session's overrides in one query (the agent's only, without a session)."""
+        of_session = context_overrides.c.session_id == session_id if session_id is not None else sa.false()
+        query = self.select(sa.or_(context_overrides.c.agent_id == agent_id, of_session)).order_by(
+            context_overrides.c.part
+        )
         rows = self.conn.execute(query).all()
         return [_stored(r) for r in rows if r.agent_id], [_stored(r) for r in rows if r.session_id]
 
