@@ -50,6 +50,17 @@ def results(*ids: str, text: str = "") -> Stored:
     return "user", blocks + ([{"type": "text", "text": text}] if text else [])
 
 
+# 1 user · 2 assistant · 3 user (the last user text) · 4 assistant tool_use · 5 user tool_result · 6 assistant
+ONE_TOOL_CALL = [
+    user("what is the plan?"),
+    assistant("ship it"),
+    user("and the memory?"),
+    calls("t1"),
+    results("t1"),
+    assistant("it says to be brief"),
+]
+
+
 def override_set(exclude: Sequence[str] = (), replace: dict[str, str] | None = None) -> dict[str, Any]:
     """An override PUT body excluding the ``exclude`` parts and replacing the ``replace`` ones."""
     overrides = [{"part": p, "action": "exclude"} for p in exclude]

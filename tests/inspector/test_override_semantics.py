@@ -7,19 +7,11 @@ from typing import Any
 import pytest
 
 from tests.fakes.provider_server import MESSAGES
-from tests.inspector.conftest import Lab, assistant, by_id, calls, excluding, results, user
+from tests.inspector.conftest import ONE_TOOL_CALL, Lab, assistant, by_id, calls, excluding, results, user
 from tests.support.clients import error_code
 from tests.support.world import row_counts
 
-# 1 user · 2 assistant · 3 user (the last user text) · 4 assistant tool_use · 5 user tool_result · 6 assistant
-HISTORY = [
-    user("what is the plan?"),
-    assistant("ship it"),
-    user("and the memory?"),
-    calls("t1"),
-    results("t1"),
-    assistant("it says to be brief"),
-]
+HISTORY = ONE_TOOL_CALL  # the last user text is message:3; 4 calls a tool, 5 answers it
 
 
 def _ex(*parts: str) -> list[dict[str, Any]]:
