@@ -128,6 +128,10 @@ def preview(text: str) -> Preview:
     family stays whole), and whether anything was cut."""
     if len(text) <= PREVIEW_CHARS:
         return Preview(text, False)
+    before, after = text[PREVIEW_CHARS - 1], text[PREVIEW_CHARS]
+    if before < "\x80" and after < "\x80" and (before, after) != ("\r", "\n"):
+        # Between two ASCII characters (CR LF aside) there is always a cluster boundary (UAX #29).
+        return Preview(text[:PREVIEW_CHARS], True)
     # Clusters rarely span more than a few code points: a bounded window keeps this O(200).
     cut = 0
     for cluster in _GRAPHEMES.finditer(text, 0, PREVIEW_CHARS + 64):

@@ -172,10 +172,14 @@ def _message_parts(draft: Draft, sent: Draft) -> list[PartView]:
     views = []
     for sourced in draft.messages:
         shown = sent_messages.get(sourced.part)
-        as_sent = None if shown is None else (message_preview(shown), estimate_message(shown))
-        view = _view(
-            sourced.part, message_preview(sourced.message), estimate_message(sourced.message), as_sent
-        )
+        text, tokens = message_preview(sourced.message), estimate_message(sourced.message)
+        if shown is None:
+            as_sent = None
+        elif shown.content is sourced.message.content:  # sent as it is (a breakpoint may be added)
+            as_sent = (text, tokens)
+        else:
+            as_sent = (message_preview(shown), estimate_message(shown))
+        view = _view(sourced.part, text, tokens, as_sent)
         view.label = message_label(sourced.part, sourced.message, names)
         view.paired_with = pairs.get(sourced.part, [])
         views.append(view)
