@@ -128,14 +128,22 @@ def preview(text: str) -> Preview:
     family stays whole), and whether anything was cut."""
     if len(text) <= PREVIEW_CHARS:
         return Preview(text, False)
-    before, after = text[PREVIEW_CHARS - 1], text[PREVIEW_CHARS]
-    if before < "\x80" and after < "\x80" and (before, after) != ("\r", "\n"):
-        # Between two ASCII characters (CR LF aside) there is always a cluster boundary (UAX #29).
+    # Between two ASCII characters (CR LF aside) there is always a cluster boundary (UAX #29): the
+    # cut is found from the last such boundary before it, so only a few clusters are segmented.
+    start = PREVIEW_CHARS
+    while start > 0 and not _ascii_boundary(text, start):
+        start -= 1
+    if start == PREVIEW_CHARS:
         return Preview(text[:PREVIEW_CHARS], True)
-    # Clusters rarely span more than a few code points: a bounded window keeps this O(200).
-    cut = 0
-    for cluster in _GRAPHEMES.finditer(text, 0, PREVIEW_CHARS + 64):
-        if cluster.end() > PREVIEW_CHARS:
+    cut = start
+    # a slice: the regex module copies the string it searches, and a memory file is long
+    for cluster in _GRAPHEMES.finditer(text[start : PREVIEW_CHARS + 64]):
+        if start + cluster.end() > PREVIEW_CHARS:
             break
-        cut = cluster.end()
+        cut = start + cluster.end()
     return Preview(text[:cut], True)
+
+
+def _ascii_boundary(text: str, index: int) -> bool:
+    before, after = text[index - 1], text[index]
+    return before < "\x80" and after < "\x80" and (before, after) != ("\r", "\n")
