@@ -19,7 +19,7 @@ from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.parts import MalformedPart, kind_of
 from hango.agent.snapshot import Snapshot, build_snapshot
 from hango.agent.state import Caller
-from hango.agent.types import block_to_dict, message_to_dict
+from hango.messages import block_to_dict, message_to_dict
 from hango.api import Blueprint
 from hango.db import db
 from hango.errors import NotFound, Unprocessable

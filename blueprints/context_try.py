@@ -27,7 +27,7 @@ from hango.agent.gateway import Gateway
 from hango.agent.inspect import prepared_state
 from hango.agent.overrides import MAX_REPLACEMENT
 from hango.agent.state import Caller
-from hango.agent.types import Response
+from hango.messages import Response
 from hango.api import Blueprint
 from hango.db import db
 from hango.errors import GatewayTimeout, HangoError, ServiceUnavailable

@@ -17,7 +17,7 @@ from hango.agent.overrides import apply_system
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, system_part
 from hango.agent.state import AgentConfig, RunState, ToolCall
 from hango.agent.tools.base import Tool
-from hango.agent.types import Block, Message, Response, TextBlock, ToolResultBlock
+from hango.messages import Block, Message, Response, TextBlock, ToolResultBlock
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n\n"
 

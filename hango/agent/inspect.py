@@ -20,7 +20,7 @@ from hango.agent.overrides import Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState, Summary
-from hango.agent.types import Message, Response, TextBlock, ToolDef
+from hango.messages import Message, Response, TextBlock, ToolDef
 from hango.store import TenantStore
 
 CAPTURED = Response(Message("assistant", (TextBlock("(captured, not sent)"),)), "captured")

@@ -7,8 +7,8 @@ from typing import Any
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps
 from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage
-from hango.agent.types import Message, block_from_dict
 from hango.errors import NotFound
+from hango.messages import Message, block_from_dict
 from hango.store import TenantStore
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hango.agent.types import Block, Message
+from hango.messages import Block, Message
 
 PartID = str
 

@@ -25,9 +25,9 @@ from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.agent.types import Message, Response, ToolResultBlock, message_to_dict
 from hango.db.schema import runs
 from hango.errors import Conflict, GatewayTimeout, HangoError, QuotaExhausted
+from hango.messages import Message, Response, ToolResultBlock, message_to_dict
 from hango.store import TenantStore
 from hango.telemetry import names
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
-from hango.agent.types import Message, ToolUseBlock
+from hango.messages import Message, ToolUseBlock
 
 
 class Compactor(Protocol):

@@ -25,7 +25,7 @@ from hango.agent.overrides import (
 )
 from hango.agent.parts import PartID, SourcedMessage, message_part
 from hango.agent.state import RunState, StoredMessage
-from hango.agent.types import Message, Response, TextBlock, message_to_dict
+from hango.messages import Message, Response, TextBlock, message_to_dict
 
 PURPOSE = "context_try"
 

@@ -24,7 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
-from hango.agent.types import message_from_dict
+from hango.messages import message_from_dict
 from hango.agent.validate import validate_history
 from hango.db.schema import messages
 from hango.store import TenantStore

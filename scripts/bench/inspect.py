@@ -39,7 +39,7 @@ from typing import Any
 
 import requests
 
-from hango.agent.types import Block, Message, Request, TextBlock, ToolDef, message_from_dict
+from hango.messages import Block, Message, Request, TextBlock, ToolDef, message_from_dict
 from hango.config import REPO_ROOT
 from hango.db import make_engine
 from hango.providers.offline import OfflineProvider

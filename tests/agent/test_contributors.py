@@ -16,7 +16,7 @@ from hango.agent.middleware.todo import TodoMiddleware
 from hango.agent.parts import SourcedBlock, kind_of
 from hango.agent.state import RunState, Skill
 from hango.agent.tools.base import ToolContext, run_tool
-from hango.agent.types import Block, ToolUseBlock
+from hango.messages import Block, ToolUseBlock
 from hango.store import TenantStore
 from tests.support.sql import count_statements
 

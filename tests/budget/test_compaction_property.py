@@ -23,7 +23,7 @@ from hango.agent.middleware.summarization import SummarizationMiddleware, compac
 from hango.agent.middleware.tool_allowlist import ToolAllowlistMiddleware
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, seq_of, system_part
 from hango.agent.state import AgentConfig, Caller, RunState, Summary
-from hango.agent.types import (
+from hango.messages import (
     Block,
     ContentBlock,
     Message,

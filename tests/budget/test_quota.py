@@ -8,7 +8,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.agent.validate import validate_history
 from hango.db.schema import runs
 from hango.store import TenantStore

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hango.agent.types import Message, ToolUseBlock
+from hango.messages import Message, ToolUseBlock
 from hango.cli import demo
 from hango.config import load_config
 from hango.providers.anthropic import request_payload

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from opentelemetry.trace import SpanKind
 
 from blueprints import context_try
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.db.schema import session_files, usage_records
 from hango.telemetry import names
 from tests.fakes.provider_server import MESSAGES

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hango.agent.types import Block, Message, Request, TextBlock, ToolDef, ToolResultBlock, ToolUseBlock
+from hango.messages import Block, Message, Request, TextBlock, ToolDef, ToolResultBlock, ToolUseBlock
 from hango.providers import Provider, ProviderSettings, close_providers, provider_for
 from hango.providers.errors import ProviderError, ProviderTimeout
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer

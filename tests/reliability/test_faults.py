@@ -18,7 +18,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from hango.agent.types import Message, ToolUseBlock
+from hango.messages import Message, ToolUseBlock
 from hango.db import make_engine
 from hango.db.embedded import EmbeddedPostgres
 from hango.providers import close_providers, merge_same_role
@@ -187,7 +187,7 @@ def test_a_postgresql_restart_under_load_fails_cleanly_and_hango_recovers_withou
 
 def stored_wire(messages: list[dict]) -> list[dict]:
     """The stored history as the adapter sends it: consecutive same-role messages merged."""
-    from hango.agent.types import message_from_dict, message_to_dict
+    from hango.messages import message_from_dict, message_to_dict
 
     merged = merge_same_role(
         message_from_dict({"role": m["role"], "content": m["content"]}) for m in messages

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
-from hango.agent.types import Message, TextBlock, ToolUseBlock
+from hango.messages import Message, TextBlock, ToolUseBlock
 from hango.db.schema import messages, session_files, session_summaries, usage_records
 from tests.support.clients import As
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from hango.agent.draft import Draft
 from hango.agent.parts import SourcedBlock
 from hango.agent.state import AgentConfig, RunState, ToolCall
-from hango.agent.types import Response, ToolResultBlock
+from hango.messages import Response, ToolResultBlock
 
 if TYPE_CHECKING:
     from hango.agent.deps import Deps

@@ -8,7 +8,7 @@ from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
 from hango.agent.tools.filesystem import filesystem_tools
 from hango.agent.tools.paths import MEMORIES, SKILL_FILE, SKILLS
-from hango.agent.types import Block
+from hango.messages import Block
 
 FILESYSTEM_TOOLS = ("ls", "read_file", "write_file", "edit_file", "glob", "grep")
 

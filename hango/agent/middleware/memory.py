@@ -16,8 +16,8 @@ from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, memory_part, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.paths import MEMORIES
-from hango.agent.types import Block
 from hango.db.schema import memory_files
+from hango.messages import Block
 
 if TYPE_CHECKING:
     from hango.agent.deps import Deps

@@ -18,8 +18,8 @@ from hango.agent.estimator import estimate_message
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.overrides import Override, Overrides, apply_messages
 from hango.agent.state import RunState
-from hango.agent.types import Response
 from hango.agent.validate import validate_history
+from hango.messages import Response
 from hango.telemetry import names
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, Skill
 from hango.agent.tools.paths import skill_file
-from hango.agent.types import Block
 from hango.db.schema import skills
+from hango.messages import Block
 
 if TYPE_CHECKING:
     from hango.agent.deps import Deps

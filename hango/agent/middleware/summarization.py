@@ -18,8 +18,8 @@ from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SUMMARY, SourcedMessage, seq_of
 from hango.agent.state import RunState, Summary
-from hango.agent.types import Response, TextBlock, ToolResultBlock, ToolUseBlock
 from hango.agent.validate import is_valid, safe_cut_points
+from hango.messages import Response, TextBlock, ToolResultBlock, ToolUseBlock
 
 KEEP_SHARE = 0.5
 CLIP = 2000
