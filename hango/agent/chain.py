@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import reduce
+from typing import TYPE_CHECKING
 
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block
@@ -18,6 +19,9 @@ from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_par
 from hango.agent.state import AgentConfig, RunState, ToolCall
 from hango.agent.tools.base import Tool
 from hango.messages import Block, Message, Response, TextBlock, ToolResultBlock
+
+if TYPE_CHECKING:
+    from hango.agent.deps import RunContext
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n\n"
 
@@ -30,10 +34,10 @@ class Chain:
     def names(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.stack)
 
-    def before_run(self, state: RunState, deps) -> None:
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
         """Run every run hook once, outermost first."""
         for middleware in self.stack:
-            middleware.before_run(state, deps)
+            middleware.before_run(state, ctx)
 
     def contributed_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         """``system:agent`` then every contributor's blocks, each tagged with its part id."""

@@ -97,7 +97,6 @@ class RunState:
     overrides: Overrides = field(default_factory=Overrides)
     excluded_tokens: int = 0
     compactor: Compactor | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def last_seq(self) -> int:

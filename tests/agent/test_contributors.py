@@ -8,6 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.chain import Chain
+from hango.agent.deps import RunContext
 from hango.agent.middleware import memory, skills
 from hango.agent.middleware.filesystem import INSTRUCTIONS, FilesystemMiddleware
 from hango.agent.middleware.memory import EMPTY, MemoryMiddleware, bounded
@@ -31,10 +32,9 @@ def parts(blocks: list[SourcedBlock]) -> list[str]:
 
 
 def prepare(middleware, state: RunState, store: TenantStore, engine: sa.Engine) -> list[str]:
-    """Run ``middleware.before_run`` with the store in ``state.extra``; the statements it ran."""
-    state.extra["store"] = store
+    """Run ``middleware.before_run`` with the store in its run context; the statements it ran."""
     with count_statements(engine) as statements:
-        middleware.before_run(state, None)
+        middleware.before_run(state, RunContext(store, None))
     return statements
 
 
@@ -215,9 +215,8 @@ def test_contributors_emit_valid_parts_in_stack_order(
     add_skills(store, state, "deploy")
     add_memory(store, state, {"/memories/b.md": "b", "/memories/a.md": "a"})
     chain = Chain([FilesystemMiddleware(), SkillsMiddleware(), MemoryMiddleware(), TodoMiddleware()])
-    state.extra["store"] = store
     with count_statements(engine) as statements:
-        chain.before_run(state, None)
+        chain.before_run(state, RunContext(store, None))
     assert len(statements) == 2
     ids = parts(chain.system_blocks(state.agent, state))
     assert ids == [

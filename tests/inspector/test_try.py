@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from opentelemetry.trace import SpanKind
 
 from blueprints import context_try
-from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.db.schema import session_files, usage_records
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.telemetry import names
 from tests.fakes.provider_server import MESSAGES
 from tests.inspector.conftest import Lab, assistant, calls, excluding, results, user

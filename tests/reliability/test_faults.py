@@ -18,9 +18,9 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from hango.messages import Message, ToolUseBlock
 from hango.db import make_engine
 from hango.db.embedded import EmbeddedPostgres
+from hango.messages import Message, ToolUseBlock
 from hango.providers import close_providers, merge_same_role
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger, problem

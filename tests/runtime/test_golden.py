@@ -22,9 +22,9 @@ from hango.agent.loader import load_state, prepare
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, StoredMessage
 from hango.agent.turns import model_phase
-from hango.messages import Message, Response, TextBlock, block_to_dict
 from hango.cli import demo
 from hango.config import Config, load_config
+from hango.messages import Message, Response, TextBlock, block_to_dict
 from hango.store import TenantStore
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import tool_call

@@ -43,7 +43,6 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         compactor=None,
         summary=None,
         overrides=parent.overrides.agent_only(),
-        extra=dict(parent.extra),
     )
     gateway = Gateway(ctx.deps, child, ctx.deps.config.run_timeout)
     child_ctx = dataclasses.replace(ctx, state=child)
