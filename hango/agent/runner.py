@@ -191,7 +191,6 @@ class _Run:
         if len(self.new) == 1:
             self.store.messages.delete(state.session_id, self.new[0].seq)
             self.new.clear()
-        # By status, not class: a provider's timeout is a ProviderError (502 family) answering 504.
-        status = "timeout" if error.status == GatewayTimeout.status else "failed"
+        status = "timeout" if isinstance(error, GatewayTimeout) else "failed"
         self.store.runs.finish(run_id, status, None, error={"code": error.code, "message": error.message})
         self.conn.commit()
