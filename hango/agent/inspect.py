@@ -16,7 +16,6 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.loader import load_state, prepare
 from hango.agent.middleware.tool_allowlist import enabled_tools
-from hango.agent.overrides import Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState, Summary
@@ -38,16 +37,11 @@ class Assembly:
     captured: Draft
 
 
-def prepared_state(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, overrides: Overrides | None = None
-) -> tuple[Chain, RunState]:
+def prepared_state(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> tuple[Chain, RunState]:
     """A fresh run state for ``session`` after every run hook, like the start of a run."""
     chain = build_chain()
     state = prepare(chain, load_state(store, session, caller), store, deps)
     state.capture_only = True
-    state.compact_trigger = deps.config.compact_trigger
-    if overrides is not None:
-        state.overrides = overrides
     return chain, state
 
 
@@ -72,11 +66,9 @@ def assemble(chain: Chain, state: RunState) -> Assembly:
     )
 
 
-def inspect_session(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, overrides: Overrides | None = None
-) -> Assembly:
-    """The assembly of ``session``'s next model call (stored overrides, or ``overrides`` when given)."""
-    chain, state = prepared_state(deps, store, session, caller, overrides)
+def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:
+    """The assembly of ``session``'s next model call, with its stored overrides."""
+    chain, state = prepared_state(deps, store, session, caller)
     return assemble(chain, state)
 
 
