@@ -18,7 +18,10 @@ from hango.db import db
 from hango.errors import Unprocessable
 
 blp = Blueprint(
-    "chat", __name__, url_prefix="/v1/sessions/<uuid:session_id>/messages", description="Session history"
+    "chat",
+    __name__,
+    url_prefix="/v1/sessions/<uuid:session_id>/messages",
+    description="Agent runs on a new user message",
 )
 
 MAX_TEXT = 200_000

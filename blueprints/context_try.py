@@ -17,24 +17,19 @@ from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
 from blueprints.common import error_response
+from blueprints.context import blp
 from hango import telemetry, tenancy
 from hango.agent import trying
 from hango.agent.gateway import Gateway
 from hango.agent.inspect import prepared_state
 from hango.agent.overrides import MAX_REPLACEMENT
-from hango.api import Blueprint
 from hango.db import db
 from hango.errors import HangoError
 from hango.store import TenantStore
 from hango.telemetry import names
 from hango.try_pool import try_pool
 
-blp = Blueprint(
-    "context_try",
-    __name__,
-    url_prefix="/v1/sessions/<uuid:session_id>/context",
-    description="Context inspector",
-)
+# The context inspector is one API area with one OpenAPI tag: try routes on inspect's blueprint.
 
 PART = fields.String(validate=validate.Length(min=1, max=520))
 
