@@ -53,14 +53,14 @@ def assemble(chain: Chain, state: RunState) -> Assembly:
         captured.append(draft)
         return CAPTURED
 
-    draft = chain.draft(state.agent, state)
+    draft = chain.draft(state)
     chain.call_model(draft, state, capture)
     enabled = enabled_tools(state.agent, state)
     return Assembly(
         chain=chain,
         state=state,
-        system=chain.contributed_blocks(state.agent, state),
-        tools=[t.definition for t in chain.tools(state.agent, state).values() if t.name in enabled],
+        system=chain.contributed_blocks(state),
+        tools=[t.definition for t in chain.tools(state).values() if t.name in enabled],
         messages=list(draft.messages),  # the history before overrides, as the chain received it
         captured=captured[0],
     )

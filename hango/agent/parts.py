@@ -27,14 +27,6 @@ class MalformedPart(ValueError):
 
 
 @dataclass(frozen=True)
-class Part:
-    id: PartID
-    kind: str
-    label: str
-    tokens: int
-
-
-@dataclass(frozen=True)
 class SourcedBlock:
     """A system block with the part id of its contributor; never serialized to a provider."""
 

@@ -111,7 +111,7 @@ def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:
 
 def send(chain: Chain, state: RunState, gateway: Gateway) -> Response:
     """One model call through the chain; the answer's tool calls are not executed."""
-    return chain.call_model(chain.draft(state.agent, state), state, gateway)
+    return chain.call_model(chain.draft(state), state, gateway)
 
 
 def for_try(state: RunState, try_plan: TryPlan) -> RunState:

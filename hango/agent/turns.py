@@ -30,7 +30,7 @@ NUL = "\x00"
 
 def model_phase(chain: ToolChain, state: RunState, handler: ModelHandler) -> Response:
     """Assemble the next request through the chain and send it to ``handler``; the answer is storable."""
-    return storable(chain.call_model(chain.draft(state.agent, state), state, handler))
+    return storable(chain.call_model(chain.draft(state), state, handler))
 
 
 def storable(response: Response) -> Response:
@@ -56,7 +56,7 @@ def tool_uses(message: Message) -> list[ToolUseBlock]:
 
 def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:
     """Run every tool call of an answer through the tool wrappers; one user message holds the results."""
-    tools = chain.tools(state.agent, state)
+    tools = chain.tools(state)
     allowed = allowed_tools(state.agent, state)
 
     def execute(call: ToolCall) -> ToolResultBlock:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from hango.providers.base import Provider, ProviderSettings, UnknownProvider, merge_same_role
 
 __all__ = [
+    "PROVIDERS",
     "Provider",
     "ProviderSettings",
     "UnknownProvider",
@@ -48,6 +49,8 @@ _FACTORIES: dict[str, Callable[[ProviderSettings], Provider]] = {
     "openai": _openai,
     "offline": _offline,
 }
+
+PROVIDERS: tuple[str, ...] = tuple(_FACTORIES)
 
 _adapters: dict[tuple[str, ProviderSettings], Provider] = {}
 _adapters_lock = threading.Lock()

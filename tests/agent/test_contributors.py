@@ -180,9 +180,7 @@ def test_memory_written_by_a_tool_shows_in_the_next_blocks(
     ctx: ToolContext, store: TenantStore, state: RunState, engine: sa.Engine
 ) -> None:
     prepare(MemoryMiddleware(), state, store, engine)
-    [write_file] = [
-        tool for tool in ctx.chain.tools(state.agent, state).values() if tool.name == "write_file"
-    ]
+    [write_file] = [tool for tool in ctx.chain.tools(state).values() if tool.name == "write_file"]
     use = ToolUseBlock("toolu_1", "write_file", {"path": "/memories/new.md", "content": "remember"})
     assert not run_tool(write_file, use, ctx).is_error
     assert parts(blocks(MemoryMiddleware(), state)) == ["system:memory:/memories/new.md"]
@@ -218,7 +216,7 @@ def test_contributors_emit_valid_parts_in_stack_order(
     with count_statements(engine) as statements:
         chain.before_run(state, RunContext(store, None))
     assert len(statements) == 2
-    ids = parts(chain.system_blocks(state.agent, state))
+    ids = parts(chain.system_blocks(state))
     assert ids == [
         "system:agent",
         "system:filesystem",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import jsonschema_rs
 
 from hango.agent.draft import Draft
-from hango.agent.state import AgentConfig, RunState, ToolCall
+from hango.agent.state import RunState, ToolCall
 from hango.messages import Response, ToolDef, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
@@ -29,9 +29,9 @@ class ToolChain(Protocol):
     middleware, which import the tools): the three modules form no circle.
     """
 
-    def draft(self, agent: AgentConfig, state: RunState, max_tokens: int = 4096) -> Draft: ...
+    def draft(self, state: RunState, max_tokens: int = 4096) -> Draft: ...
 
-    def tools(self, agent: AgentConfig, state: RunState) -> dict[str, Tool]: ...
+    def tools(self, state: RunState) -> dict[str, Tool]: ...
 
     def call_model(self, draft: Draft, state: RunState, handler: Callable[[Draft], Response]) -> Response: ...
 

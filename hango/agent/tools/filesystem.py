@@ -221,3 +221,6 @@ def filesystem_tools() -> list[Tool]:
         Tool(GLOB, glob),
         Tool(GREP, grep),
     ]
+
+
+FILESYSTEM_TOOLS: tuple[str, ...] = tuple(tool.name for tool in filesystem_tools())
