@@ -231,3 +231,20 @@ def test_bench_scripts_form_no_circle_and_shadow_no_standard_module() -> None:
 
     assert cycles(graph, "scripts") == []
     assert [m for m in bench if m.rsplit(".", 1)[-1] in sys.stdlib_module_names] == []
+
+
+def test_the_runtime_below_the_web_layer_imports_no_flask(sources: dict[str, str]) -> None:
+    """The agent, the providers and the store run outside a request: none of them imports Flask."""
+    below_web = ("hango.agent", "hango.providers", "hango.store", "hango.messages", "hango.errors")
+    flask_users = [
+        module
+        for module, source in sources.items()
+        if module.startswith(below_web)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            (name or "").split(".")[0] in ("flask", "flask_smorest", "werkzeug")
+            for name in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+        )
+    ]
+    assert flask_users == []
