@@ -95,8 +95,9 @@ BAD_ROWS = {
     f"values (gen_random_uuid(), '{T}', '{R}', 'run', 'offline', 'echo', -5)",
     "audit action": f"insert into audit_log (id, tenant_id, action, object_type) "
     f"values (gen_random_uuid(), '{T}', 'unknown.action', 'agent')",
-    "rate window of an unknown key": "insert into rate_limit_windows (api_key_id, window_start, count) "
-    "values (gen_random_uuid(), now(), 1)",
+    "rate window of an unknown member": f"insert into rate_limit_windows (tenant_id, user_id, window_start, count) "
+    f"values ('{T2}', '{U}', now(), 1)",
+    "auth failure count": "insert into auth_failures (subject, window_start, count) values ('client:x', now(), -1)",
     "skill of another tenant's agent": f"insert into skills (id, tenant_id, agent_id, name) "
     f"values (gen_random_uuid(), '{T2}', '{A}', 'ok')",
 }
