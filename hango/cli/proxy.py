@@ -12,7 +12,9 @@ TEMPLATE = REPO_ROOT / "deploy" / "nginx.conf"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("nginx-conf", help="print the nginx configuration for a production deployment")
+    parser = commands.add_parser(
+        "nginx-conf", help="print the nginx configuration for a production deployment"
+    )
     parser.add_argument("--listen", default="0.0.0.0:80", help="nginx's listen address (default 0.0.0.0:80)")
     parser.add_argument("--upstream", default="127.0.0.1:8080", help="where `hango serve` listens")
     parser.set_defaults(handler=run)

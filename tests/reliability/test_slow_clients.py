@@ -67,7 +67,12 @@ def test_four_slowloris_connections_leave_healthz_answering_through_nginx(proxie
 
     assert len(statuses) >= 3, statuses
     assert statuses == [200] * len(statuses)
-    record("slow_clients/nginx", slow_connections=SLOW_CONNECTIONS, polls=len(statuses), answered=statuses.count(200))
+    record(
+        "slow_clients/nginx",
+        slow_connections=SLOW_CONNECTIONS,
+        polls=len(statuses),
+        answered=statuses.count(200),
+    )
 
 
 def test_the_nginx_configuration_buffers_and_times_out_slow_clients_and_caps_bodies() -> None:
@@ -96,4 +101,3 @@ def test_a_body_over_the_limit_is_refused_by_nginx_before_gunicorn(proxied: Prox
 
     assert answer.status_code == 413
     assert "nginx" in answer.text  # refused by the proxy: no worker read the body
-

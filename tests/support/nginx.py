@@ -32,7 +32,17 @@ def nginx_proxy(upstream_url: str) -> Iterator[str]:
         (root / "temp").mkdir(mode=0o777)
         conf = root / "nginx.conf"
         conf.write_text(nginx_conf(load_config(), f"127.0.0.1:{port}", upstream))
-        argv = [str(NGINX), "-p", f"{root}/", "-c", str(conf), "-e", str(root / "error.log"), "-g", "daemon off;"]
+        argv = [
+            str(NGINX),
+            "-p",
+            f"{root}/",
+            "-c",
+            str(conf),
+            "-e",
+            str(root / "error.log"),
+            "-g",
+            "daemon off;",
+        ]
         server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
         try:
