@@ -7,10 +7,6 @@ byte a second holds a worker for as long as it likes, and two of them stop a
 
 from __future__ import annotations
 
-import socket
-import time
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 import requests
 
@@ -18,52 +14,18 @@ from hango.cli.proxy import nginx_conf
 from hango.config import load_config
 from tests.reliability.conftest import Proxied
 from tests.reliability.figures import record
+from tests.support.slowloris import healthz_under_slowloris
 
 pytestmark = pytest.mark.server
 
 SLOW_CONNECTIONS = 4
 ATTACK_SECONDS = 8.0
-POLL_EVERY = 0.5
-POLL_TIMEOUT = 10.0  # generous on a loaded machine; a starved server never answers at all
-SLOW_HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100
-
-
-def slowloris(url: str, until: float) -> int:
-    """Send a request's headers one byte a second until ``until`` (or the server hangs up); the bytes sent."""
-    host, port = url.removeprefix("http://").split(":")
-    sent = 0
-    with socket.create_connection((host, int(port)), timeout=5) as sock:
-        for byte in SLOW_HEAD:
-            if time.monotonic() > until:
-                break
-            try:
-                sock.sendall(bytes([byte]))
-            except OSError:
-                break
-            sent += 1
-            time.sleep(1.0)
-    return sent
-
-
-def healthz_during_attack(url: str, target: str) -> list[int | None]:
-    """Poll ``target``'s /healthz while 4 slowloris connections hold ``url``: each poll's status (None: no answer)."""
-    until = time.monotonic() + ATTACK_SECONDS
-    statuses: list[int | None] = []
-    with ThreadPoolExecutor(SLOW_CONNECTIONS) as pool:
-        attacks = [pool.submit(slowloris, url, until) for _ in range(SLOW_CONNECTIONS)]
-        time.sleep(1.5)  # every slow connection is open and has sent its first bytes
-        while time.monotonic() < until:
-            try:
-                statuses.append(requests.get(f"{target}/healthz", timeout=POLL_TIMEOUT).status_code)
-            except requests.RequestException:
-                statuses.append(None)
-            time.sleep(POLL_EVERY)
-        assert all(attack.result() > 0 for attack in attacks)
-    return statuses
 
 
 def test_four_slowloris_connections_leave_healthz_answering_through_nginx(proxied: Proxied) -> None:
-    statuses = healthz_during_attack(proxied.nginx, proxied.nginx)
+    statuses = [
+        status for status, _ in healthz_under_slowloris(proxied.nginx, SLOW_CONNECTIONS, ATTACK_SECONDS)
+    ]
 
     assert len(statuses) >= 3, statuses
     assert statuses == [200] * len(statuses)
