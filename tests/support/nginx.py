@@ -13,6 +13,7 @@ import requests
 from hango.cli.proxy import nginx_conf
 from hango.config import load_config
 from tests.support.net import free_port, wait_until
+from tests.support.server import stop
 
 NGINX = Path("/usr/sbin/nginx")
 START_TIMEOUT = 15.0
@@ -53,12 +54,7 @@ def nginx_proxy(upstream_url: str) -> Iterator[str]:
                 raise RuntimeError(f"nginx did not start:\n{log[-2000:]}") from exc
             yield url
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop(server)
 
 
 def _healthy(url: str) -> bool:
