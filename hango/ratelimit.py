@@ -13,12 +13,12 @@
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from hango.auth import Principal
 from hango.errors import RateLimited
 
 # One statement per request: stamp the key's last use, count the member's minute,
@@ -58,11 +58,11 @@ def _retry_after(left: float) -> dict[str, str]:
     return {"Retry-After": str(max(1, math.ceil(left)))}
 
 
-def count_request(
-    conn: Connection, api_key_id: uuid.UUID, tenant_id: uuid.UUID, user_id: uuid.UUID, limit: int
-) -> None:
-    """Count one request of the member; raise ``RateLimited`` (429, ``Retry-After``) past the key's ``limit``."""
-    count, left = conn.execute(_COUNT, {"key": api_key_id, "tenant": tenant_id, "user": user_id}).one()
+def count_request(conn: Connection, who: Principal) -> None:
+    """Count one request of the member; raise ``RateLimited`` (429, ``Retry-After``) past the key's limit."""
+    values = {"key": who.api_key_id, "tenant": who.tenant_id, "user": who.user_id}
+    count, left = conn.execute(_COUNT, values).one()
+    limit = who.rate_limit_per_minute
     if count > limit:
         raise RateLimited(
             f"more than {limit} requests this minute for this member's API keys",

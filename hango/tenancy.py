@@ -6,6 +6,7 @@ import ipaddress
 from typing import Any
 
 from flask import current_app, g, request
+from sqlalchemy.engine import Connection
 
 from hango.auth import Principal, authenticate, key_from_header, prefix_of
 from hango.db import db
@@ -31,13 +32,7 @@ def load_principal() -> None:
         _count_failure(conn, header)
         raise
     try:
-        count_request(
-            conn,
-            principal.api_key_id,
-            principal.tenant_id,
-            principal.user_id,
-            principal.rate_limit_per_minute,
-        )
+        count_request(conn, principal)
     finally:
         conn.commit()
     conn.begin()
@@ -45,7 +40,7 @@ def load_principal() -> None:
     g.store = TenantStore(conn, principal.tenant_id)
 
 
-def _count_failure(conn: Any, header: str | None) -> None:
+def _count_failure(conn: Connection, header: str | None) -> None:
     """Count a failed authentication against the client and the key's prefix (raises past the limit)."""
     subjects = [f"client:{client_address()}"]
     prefix = prefix_of((header or "").partition(" ")[2].strip())
