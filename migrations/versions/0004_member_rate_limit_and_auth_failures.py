@@ -1,4 +1,4 @@
-"""One rate-limit budget per member, and failed authentications counted per client and key prefix.
+"""One rate-limit budget per member, failed authentications counted per client and key prefix, NFC paths.
 
 Revision ID: 0004
 Revises: 0002
@@ -7,6 +7,12 @@ Create Date: 2026-12-01
 Both tables hold per-minute bookkeeping only, so the upgrade and the downgrade
 drop the current windows instead of converting them: at worst a member gets one
 fresh minute.
+
+Memory and session-file paths are now looked up in NFC: stored paths are
+normalised, except a path whose NFC form the same agent or session already
+holds (two files that were told apart only by their encoding). Such a file
+stays under its old path, listed, so nothing is lost; the downgrade leaves paths
+as they are (NFC is a valid form for the old code too).
 """
 
 from alembic import op
@@ -47,6 +53,21 @@ def upgrade() -> None:
         create index auth_failures_window_idx on auth_failures (window_start);
         """
     )
+    for table, owner in (("memory_files", "agent_id"), ("session_files", "session_id")):
+        # One row per owner and NFC form (the newest) is renamed, and only when that form is free.
+        op.execute(
+            f"""
+            update {table} as f set path = normalize(f.path, NFC)
+            from (
+              select distinct on ({owner}, normalize(path, NFC)) ctid as row from {table}
+              where path <> normalize(path, NFC)
+              order by {owner}, normalize(path, NFC), updated_at desc
+            ) as first
+            where f.ctid = first.row and not exists (
+              select 1 from {table} as o where o.{owner} = f.{owner} and o.path = normalize(f.path, NFC)
+            )
+            """
+        )
 
 
 def downgrade() -> None:
