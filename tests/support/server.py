@@ -51,11 +51,11 @@ def gunicorn_server(
                 raise RuntimeError(f"gunicorn did not become ready:\n{log.read().decode()[-2000:]}") from exc
             yield url
         finally:
-            _stop(server)
+            stop(server)
 
 
-def _stop(server: subprocess.Popen) -> None:
-    """Stop gunicorn gracefully (SIGTERM), killing it if it does not exit in time."""
+def stop(server: subprocess.Popen) -> None:
+    """Stop a server process gracefully (SIGTERM), killing it if it does not exit in time."""
     server.terminate()
     try:
         server.wait(timeout=15)
