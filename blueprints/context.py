@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import current_app, g
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
@@ -14,18 +14,15 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from blueprints.context_schemas import ANSWERS
 from hango import telemetry, tenancy
-from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
 from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.overrides import REPLACE
 from hango.agent.parts import MalformedPart, kind_of, tool_part
 from hango.agent.snapshot import Snapshot, build_snapshot
-from hango.agent.state import Caller
-from hango.agent.types import block_to_dict, message_to_dict
 from hango.api import Blueprint
-from hango.db import db
 from hango.errors import NotFound, Unprocessable
+from hango.messages import block_to_dict, message_to_dict
 from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.telemetry import names
 
@@ -50,9 +47,7 @@ class InspectArgsSchema(Schema):
 
 def session_assembly() -> Assembly:
     """The current session's next call, assembled through the real chain."""
-    who = tenancy.principal()
-    deps = Deps(db.engine, current_app.config["HANGO"])
-    return inspect_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
+    return inspect_session(tenancy.deps(), tenancy.store(), g.session, tenancy.caller())
 
 
 def neutral_body(draft: Draft) -> dict[str, Any]:
@@ -166,7 +161,7 @@ class Context(MethodView):
                 return neutral_body(assembly.captured)
             if args["format"] in WIRE_FORMATS:
                 return wire_request(assembly.captured, args["format"])
-            snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
+            snapshot = build_snapshot(assembly, tenancy.deps())
             _record(snapshot, started)
         return {
             "session_id": str(session_id),

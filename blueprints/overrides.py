@@ -12,19 +12,16 @@ import hashlib
 import json
 import uuid
 
-from flask import current_app, g, request
+from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
-from hango.agent.deps import Deps
 from hango.agent.inspect import Prepared, capture, parts_of, prepare_agent, prepare_session
 from hango.agent.overrides import MAX_REPLACEMENT, Override, Overrides, close_set, screen
 from hango.agent.parts import PartID, part_key
-from hango.agent.state import Caller
 from hango.api import Blueprint
-from hango.db import db
 from hango.errors import NotFound, PreconditionFailed
 from hango.store.context_overrides import StoredOverride, Target
 from hango.telemetry import names
@@ -137,12 +134,10 @@ def _put(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]:
 
 def _prepared(target: Target) -> Prepared:
     """The next call the set must leave valid: the session's, or the agent's side of every session's."""
-    who = tenancy.principal()
-    deps = Deps(db.engine, current_app.config["HANGO"])
-    caller = Caller(who.user_id, who.api_key_id)
+    deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
     if target.kind == "session":
-        return prepare_session(deps, tenancy.store(), g.session, caller)
-    return prepare_agent(deps, tenancy.store(), tenancy.store().agents.get(target.id), caller)
+        return prepare_session(deps, store, g.session, caller)
+    return prepare_agent(deps, store, store.agents.get(target.id), caller)
 
 
 def _from_body(body: dict) -> list[Override]:

@@ -25,7 +25,7 @@ from hango.agent.parts import PartID, tool_part
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.turns import tool_uses
-from hango.agent.types import Message, Response, TextBlock, ToolResultBlock
+from hango.messages import Message, Response, TextBlock, ToolResultBlock
 from hango.store import TenantStore
 
 CAPTURED = Response(Message("assistant", (TextBlock("(captured, not sent)"),)), "captured")
@@ -84,7 +84,7 @@ def capture(chain: Chain, state: RunState) -> Draft:
         captured.append(draft)
         return CAPTURED
 
-    chain.call_model(chain.draft(state.agent, state), state, handler)
+    chain.call_model(chain.draft(state), state, handler)
     return captured[0]
 
 

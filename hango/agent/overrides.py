@@ -21,9 +21,9 @@ from hango.agent.parts import (
     part_key,
     target_of,
 )
-from hango.agent.types import Block, Message, TextBlock
 from hango.agent.validate import tool_pairs, validate_history
 from hango.errors import Unprocessable
+from hango.messages import Block, Message, TextBlock
 
 EXCLUDE, REPLACE = "exclude", "replace"
 AGENT_KINDS = frozenset({"system", "tool"})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
-from hango.agent.types import Block, Message
+from hango.messages import Block, Message
 
 PartID = str
 
@@ -30,14 +30,6 @@ AGENT_KINDS = frozenset({"system", "tool"})
 
 class MalformedPart(ValueError):
     """A part id that no part could ever have."""
-
-
-@dataclass(frozen=True)
-class Part:
-    id: PartID
-    kind: str
-    label: str
-    tokens: int
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from hango.agent.parts import (
     target_of,
     tool_part,
 )
-from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")

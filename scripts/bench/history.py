@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
-from hango.agent.types import message_from_dict
 from hango.agent.validate import validate_history
+from hango.messages import message_from_dict
 from hango.store import TenantStore
 from scripts.bench.estimator import (
     ENGLISH,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hango.agent.parts import PREVIEW_CHARS, preview
-from hango.agent.types import Message, Response, TextBlock, Usage
+from hango.messages import Message, Response, TextBlock, Usage
 from tests.fakes.provider_server import COUNT_TOKENS
 from tests.inspector.conftest import OFFLINE, Lab, assistant, by_id, override_set, user
 
