@@ -1,7 +1,7 @@
 """One rate-limit budget per member, failed authentications counted per client and key prefix, NFC paths.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 Create Date: 2026-12-01
 
 Both tables hold per-minute bookkeeping only, so the upgrade and the downgrade
@@ -18,7 +18,7 @@ as they are (NFC is a valid form for the old code too).
 from alembic import op
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
