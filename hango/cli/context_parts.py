@@ -52,11 +52,13 @@ def with_pairs(parts: Iterable[str], snapshot: dict[str, Any]) -> list[str]:
 
 
 def expand(specs: Iterable[str], known: list[str]) -> list[str]:
-    """Part ids with ``message:A..B`` (inclusive) replaced by the session's messages in that range."""
+    """Part ids with ``message:A..B`` (inclusive) replaced by the session's messages in that range,
+    in the order the server lists the parts (``message:2`` before ``message:10``), unknown ones last."""
     parts: list[str] = []
     for spec in specs:
         parts += _range(spec, known) if spec.startswith("message:") and ".." in spec else [spec]
-    return list(dict.fromkeys(parts))
+    wanted = set(parts)
+    return [p for p in known if p in wanted] + [p for p in dict.fromkeys(parts) if p not in set(known)]
 
 
 def _range(spec: str, known: list[str]) -> list[str]:

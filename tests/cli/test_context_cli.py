@@ -291,3 +291,12 @@ def test_show_request_prints_the_agents_provider_wire_format(hango, demo_session
     assert wire["model"] == "claude-test" and wire["max_tokens"] == neutral["max_tokens"]
     assert all(b["type"] == "text" for b in wire["system"])
     assert [b["cache_control"] for b in wire["system"] if "cache_control" in b] == [{"type": "ephemeral"}]
+
+
+def test_cli_lists_parts_in_part_order(hango, demo_session):
+    session = demo_session["session_id"]
+
+    result = hango("context", "exclude", "--session", session, "message:20", "message:4", "message:10")
+
+    assert result.code == 0
+    assert result.out.splitlines()[0] == "excluded message:4, message:10, message:20"
