@@ -25,6 +25,10 @@ _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
 _GRAPHEMES = regex.compile(r"\X")
 _KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3}
+# The order system blocks are sent in (memory files by path within "memory").
+_SYSTEM_ORDER = {
+    name: i for i, name in enumerate(("agent", "filesystem", "subagent", "skills", "memory", "todo"))
+}
 AGENT_KINDS = frozenset({"system", "tool"})
 
 
@@ -98,10 +102,16 @@ def target_of(part: PartID) -> str:
 
 
 def part_key(part: PartID) -> tuple[int, int, str]:
-    """The sort key of part order: system, tools, summary, then messages by seq (``message:2`` < ``message:10``)."""
-    kind = part.partition(":")[0] if part != SUMMARY else SUMMARY
-    seq = seq_of(part) if kind == "message" and part.removeprefix("message:").isdigit() else 0
-    return _KIND_ORDER.get(kind, len(_KIND_ORDER)), seq, part
+    """The sort key of part order, the order of the request: system blocks as they are sent, tools by
+    name, the summary, then messages by seq (``message:2`` before ``message:10``)."""
+    kind, _, rest = part.partition(":") if part != SUMMARY else (SUMMARY, "", "")
+    if kind == "message":
+        rank = seq_of(part) if rest.isascii() and rest.isdigit() else 0
+    elif kind == "system":
+        rank = _SYSTEM_ORDER.get(rest.partition(":")[0], len(_SYSTEM_ORDER))
+    else:
+        rank = 0
+    return _KIND_ORDER.get(kind, len(_KIND_ORDER)), rank, part
 
 
 def in_part_order(parts: Iterable[PartID]) -> list[PartID]:

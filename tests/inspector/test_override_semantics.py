@@ -174,12 +174,18 @@ def test_lists_are_in_part_order(lab: Lab):
     put = lab.put_session(session, excluding("message:10", "message:2", "message:11"))
     refused = lab.put_session(session, excluding("message:30", "message:4", "message:200"))
     tried = lab.try_(session, {"exclude": ["message:10", "message:2"], "message": "again"})
-    agent_put = lab.put_agent(agent, excluding("tool:ls", "system:todo", "tool:grep"))
+    agent_put = lab.put_agent(agent, excluding("tool:ls", "system:memory", "tool:grep", "system:skills"))
 
     assert [o["part"] for o in put.get_json()["overrides"]] == ["message:2", "message:10", "message:11"]
     assert refused.get_json()["error"]["details"]["parts"] == ["message:30", "message:200"]
     assert tried.get_json()["excluded"] == ["message:2", "message:10", "message:11"]
-    assert [o["part"] for o in agent_put.get_json()["overrides"]] == ["system:todo", "tool:grep", "tool:ls"]
+    # system blocks as they are sent (skills before memory), tools by name
+    assert [o["part"] for o in agent_put.get_json()["overrides"]] == [
+        "system:skills",
+        "system:memory",
+        "tool:grep",
+        "tool:ls",
+    ]
 
 
 def test_if_match_accepts_a_list_of_etags(lab: Lab):
