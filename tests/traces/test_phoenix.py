@@ -9,14 +9,12 @@ and an inspect. The tests then read the project's spans back from
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from hango.cli.admin import create_principal
-from hango.providers import close_providers
 from hango.telemetry import names
 from tests.conftest import TEST_RATE_LIMIT, empty_tables
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
@@ -90,7 +88,7 @@ def exported(phoenix: str, project: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def traced(phoenix: str, engine: sa.Engine, database_url: str) -> Iterator[list[dict[str, Any]]]:
+def traced(phoenix: str, engine: sa.Engine, database_url: str) -> list[dict[str, Any]]:
     """The spans Phoenix holds after the scenario ran on a gunicorn exporting to it."""
     project = f"hango-{uuid.uuid4().hex[:8]}"
     with engine.begin() as conn:
@@ -100,12 +98,14 @@ def traced(phoenix: str, engine: sa.Engine, database_url: str) -> Iterator[list[
             env = server_env(phoenix, provider, project)
             with gunicorn_server(database_url, workers=1, env=env) as url:
                 who = Http(url, made["api_key"], made["tenant_id"], made["user_id"], made["api_key_id"])
-                scenario(who)
-                yield exported(phoenix, project)
-                who.close()
-            close_providers()
+                try:
+                    scenario(who)
+                    spans = exported(phoenix, project)
+                finally:
+                    who.close()
     finally:
         empty_tables(engine)
+    return spans
 
 
 def chat_spans(spans: list[dict[str, Any]], purpose: str) -> list[dict[str, Any]]:
