@@ -57,9 +57,12 @@ class Usage(Scoped):
         return None if row[0] is None else row[0] - row[1]
 
     def recent(self, session_id: Any, agent_id: Any, provider: str, model: str, calls: int) -> sa.Row:
-        """In one statement: the session's most recent call (``estimated``, ``reported``) and the
-        calibration of the agent's last ``calls`` calls of ``model``: the median of reported ÷ estimated
-        input tokens (``ratio``) over ``calls`` of them (``calibration_calls``)."""
+        """The session's last call and the agent's calibration for ``model``, in one statement.
+
+        ``estimated`` and ``reported`` are the session's most recent call's (null before its first);
+        ``ratio`` is the median of reported ÷ estimated input tokens over the agent's last ``calls``
+        calls of ``provider``/``model`` that have an estimate, and ``calibration_calls`` their number.
+        """
         c = usage_records.c
         reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
         last = (

@@ -49,14 +49,14 @@ def gunicorn_server(
                 raise RuntimeError(f"gunicorn did not become ready:\n{log.read().decode()[-2000:]}") from exc
             yield url
         finally:
-            _stop(server)
+            stop_server(server)
 
 
-def _stop(server: subprocess.Popen) -> None:
-    """Stop gunicorn gracefully (SIGTERM), killing it if it does not exit in time."""
+def stop_server(server: subprocess.Popen, grace: float = 15.0) -> None:
+    """Stop a server gracefully (SIGTERM), killing it if it does not exit within ``grace`` seconds."""
     server.terminate()
     try:
-        server.wait(timeout=15)
+        server.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
