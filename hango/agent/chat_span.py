@@ -29,6 +29,7 @@ def genai_part(block: ContentBlock) -> dict[str, Any]:
 
 
 def genai_message(message: Message, **extra: Any) -> dict[str, Any]:
+    """One message as a GenAI ``{"role", "parts"}`` object (``extra``: e.g. its ``finish_reason``)."""
     return {"role": message.role, "parts": [genai_part(b) for b in message.content], **extra}
 
 
