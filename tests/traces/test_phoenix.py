@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from hango.agent.types import Message, ToolUseBlock
 from hango.cli.admin import create_principal
 from hango.telemetry import names
 from tests.conftest import TEST_RATE_LIMIT, empty_tables
@@ -63,11 +64,12 @@ def server_env(phoenix: str, provider: FakeProviderServer, project: str) -> dict
     }
 
 
-def scenario(who: Http) -> None:
-    """Two runs (the second under an override), a try and an inspect."""
-    session = make_session(who, make_agent(who, "anthropic/claude-fake-1"))
+def scenario(who: Http, provider: FakeProviderServer) -> None:
+    """Two runs (the first with a tool call, the second under an override), a try and an inspect."""
+    session = make_session(who, make_agent(who, "anthropic/claude-fake-1", tools=["ls"]))
+    provider.reply(Message("assistant", (ToolUseBlock("toolu_ls", "ls", {"path": "/"}),)), "Nothing there.")
     assert who.post(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 201
-    excluding = {"overrides": [{"part": "message:2", "action": "exclude"}]}
+    excluding = {"overrides": [{"part": "message:4", "action": "exclude"}]}
     assert who.put(f"/v1/sessions/{session}/context-overrides", json=excluding).status_code == 200
     assert who.post(f"/v1/sessions/{session}/messages", json={"content": "again"}).status_code == 201
     assert who.post(f"/v1/sessions/{session}/context/try", json={}).status_code == 200
@@ -75,13 +77,13 @@ def scenario(who: Http) -> None:
 
 
 def exported(phoenix: str, project: str) -> list[dict[str, Any]]:
-    """The project's spans once Phoenix holds the scenario's three chat spans and its inspect span."""
+    """The project's spans once Phoenix holds the scenario's four chat spans and its inspect span."""
     found: list[dict[str, Any]] = []
 
     def complete() -> bool:
         found[:] = project_spans(phoenix, project)
         chats = [s for s in found if s["name"] == names.SPAN_CHAT]
-        return len(chats) >= 3 and any(s["name"] == names.SPAN_CONTEXT_INSPECT for s in found)
+        return len(chats) >= 4 and any(s["name"] == names.SPAN_CONTEXT_INSPECT for s in found)
 
     wait_until(complete, timeout=SPANS_TIMEOUT, interval=0.5)
     return found
@@ -99,7 +101,7 @@ def traced(phoenix: str, engine: sa.Engine, database_url: str) -> list[dict[str,
             with gunicorn_server(database_url, workers=1, env=env) as url:
                 who = Http(url, made["api_key"], made["tenant_id"], made["user_id"], made["api_key_id"])
                 try:
-                    scenario(who)
+                    scenario(who, provider)
                     spans = exported(phoenix, project)
                 finally:
                     who.close()
@@ -118,13 +120,14 @@ def test_phoenix_files_hangos_spans_under_the_configured_project(traced: list[di
 
 
 def test_phoenix_shows_the_runs_chat_spans_with_the_active_overrides(traced: list[dict[str, Any]]) -> None:
-    first, second = chat_spans(traced, "run")
+    first, answer, second = chat_spans(traced, "run")
 
-    for span in (first, second):
+    for span in (first, answer, second):
         assert [a for a in CHAT_SPAN_ATTRIBUTES if a not in span["attributes"]] == []
         assert span["attributes"][names.GEN_AI_OPERATION] == names.OPERATION_CHAT
         assert span["attributes"][names.GEN_AI_PROVIDER_NAME] == "anthropic"
         assert span["attributes"][names.CONTEXT_TRY] is False
+        assert span["span_kind"] == "LLM", "Phoenix recognises a GenAI chat span"
     assert first["attributes"][names.CONTEXT_OVERRIDES] == 0
     assert first["attributes"][names.CONTEXT_EXCLUDED_TOKENS] == 0
     assert second["attributes"][names.CONTEXT_OVERRIDES] == 1
@@ -144,7 +147,16 @@ def test_phoenix_shows_the_inspect_spans_context_attributes(traced: list[dict[st
     [inspect] = [s for s in traced if s["name"] == names.SPAN_CONTEXT_INSPECT]
 
     assert [a for a in INSPECT_SPAN_ATTRIBUTES if a not in inspect["attributes"]] == []
-    assert inspect["attributes"][names.CONTEXT_PARTS_MESSAGES] == 4
-    assert (
-        inspect["attributes"][names.CONTEXT_TOKENS_AFTER] < inspect["attributes"][names.CONTEXT_TOKENS_BEFORE]
-    )
+    attributes = inspect["attributes"]
+    assert attributes[names.CONTEXT_PARTS_MESSAGES] == 6 and attributes[names.CONTEXT_WOULD_COMPACT] is False
+    # tokens.after is the provider's count here (the fake's), tokens.before the estimate: both present.
+    assert attributes[names.CONTEXT_TOKENS_BEFORE] > 0 and attributes[names.CONTEXT_TOKENS_AFTER] > 0
+
+
+def test_phoenix_shows_the_tool_span_as_a_genai_tool_execution(traced: list[dict[str, Any]]) -> None:
+    [tool] = [s for s in traced if s["name"] == names.SPAN_TOOL.format(name="ls")]
+
+    assert tool["attributes"][names.GEN_AI_OPERATION] == names.OPERATION_EXECUTE_TOOL
+    assert tool["attributes"][names.GEN_AI_TOOL_NAME] == "ls"
+    assert tool["attributes"][names.GEN_AI_TOOL_CALL_ID] == "toolu_ls"
+    assert tool["span_kind"] == "TOOL", "Phoenix recognises a GenAI tool execution"
