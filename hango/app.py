@@ -13,6 +13,7 @@ from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
 from hango.tenancy import load_principal
+from hango.try_pool import try_pool
 
 
 class MissingDatabaseUrl(RuntimeError):
@@ -38,6 +39,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     telemetry.setup(cfg)
     FlaskInstrumentor().instrument_app(app)
     db.init_app(app, cfg.database_url)
+    try_pool.init_app(app)
     if cfg.check_schema:
         migrate.check_current(app.extensions["hango.engine"])
     init_errors(app)

@@ -1,11 +1,14 @@
-"""Per-request identity: the API key's principal and the tenant store built from it."""
+"""Per-request identity: the API key's principal, the tenant store built from it, and the run's
+caller and dependencies, each built once per request."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import g, request
+from flask import current_app, g, request
 
+from hango.agent.deps import Deps
+from hango.agent.state import Caller
 from hango.auth import Principal, authenticate, key_from_header
 from hango.db import db
 from hango.ratelimit import count_request
@@ -39,6 +42,21 @@ def principal() -> Principal:
 def store() -> TenantStore:
     """This request's tenant store."""
     return g.store
+
+
+def caller() -> Caller:
+    """Who this request's model calls are billed to (built once per request)."""
+    if "caller" not in g:
+        who = principal()
+        g.caller = Caller(who.user_id, who.api_key_id)
+    return g.caller
+
+
+def deps() -> Deps:
+    """What this request's runtime needs from outside: the app's engine and configuration."""
+    if "deps" not in g:
+        g.deps = Deps(db.engine, current_app.config["HANGO"])
+    return g.deps
 
 
 def audit(action: str, object_type: str, object_id: Any, detail: dict[str, Any] | None = None) -> None:

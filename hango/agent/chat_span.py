@@ -14,7 +14,7 @@ from opentelemetry.trace import Span
 
 from hango import telemetry
 from hango.agent.state import RunState
-from hango.agent.types import ContentBlock, Message, Request, Response, TextBlock, ToolUseBlock
+from hango.messages import ContentBlock, Message, Request, Response, TextBlock, ToolUseBlock
 from hango.providers import split_model
 from hango.telemetry import names
 

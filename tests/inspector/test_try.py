@@ -10,10 +10,10 @@ import pytest
 import sqlalchemy as sa
 from opentelemetry.trace import SpanKind
 
-from blueprints import context_try
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.db.schema import session_files, usage_records
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.telemetry import names
+from hango.try_pool import EXTENSION, POOL_SIZE
 from tests.fakes.provider_server import MESSAGES
 from tests.inspector.conftest import Lab, assistant, calls, excluding, results, user
 from tests.support.clients import error_code
@@ -215,9 +215,9 @@ def test_try_is_rejected_with_402_when_the_quota_is_exhausted(lab: Lab, session:
 def test_try_timeout_is_504_within_the_bound_and_the_pool_recovers(make_lab):
     lab = make_lab(context_try_timeout=1)
     session = lab.session(lab.agent(), HISTORY)
-    lab.fake.hang(30, times=context_try.POOL_SIZE, path=MESSAGES)
+    lab.fake.hang(30, times=POOL_SIZE, path=MESSAGES)
 
-    for _ in range(context_try.POOL_SIZE):
+    for _ in range(POOL_SIZE):
         started = time.monotonic()
         response = lab.try_(session)
         assert response.status_code == 504
@@ -232,13 +232,14 @@ def test_try_timeout_is_504_within_the_bound_and_the_pool_recovers(make_lab):
 
 
 def test_try_pool_full_is_503_with_retry_after(lab: Lab, session: str):
-    taken = [context_try._slots.acquire(blocking=False) for _ in range(context_try.POOL_SIZE)]
+    slots = lab.who.client.application.extensions[EXTENSION].free
+    taken = [slots.acquire(blocking=False) for _ in range(POOL_SIZE)]
     try:
         assert all(taken)
         response = lab.try_(session)
     finally:
         for _ in taken:
-            context_try._slots.release()
+            slots.release()
 
     assert response.status_code == 503
     assert error_code(response) == "try_pool_full"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from tests.fakes.provider_server import MESSAGES
 from tests.reliability.conftest import MODEL, Live, MakeTenant
 from tests.reliability.figures import record

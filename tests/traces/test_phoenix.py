@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.types import Message, ToolUseBlock
 from hango.cli.admin import create_principal
+from hango.messages import Message, ToolUseBlock
 from hango.telemetry import names
 from tests.conftest import TEST_RATE_LIMIT, empty_tables
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
