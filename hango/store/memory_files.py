@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 import uuid
 
 import sqlalchemy as sa
@@ -10,28 +9,27 @@ from sqlalchemy.dialects.postgresql import insert
 
 from hango.db.schema import memory_files
 from hango.errors import Unprocessable
+from hango.paths import MAX_PATH_CHARS, PathRefused, path_text
 from hango.store.base import Scoped
 from hango.store.pages import Page, page_by_key
 from hango.store.session_files import files_under
 
 MEMORY_ROOT = "/memories/"
-MAX_PATH_CHARS = 500
 
 
 def memory_path(raw: str) -> str:
-    """``raw`` as a ``/memories/...`` path; raises ``Unprocessable`` (``invalid_path``) when it cannot be one."""
+    """``raw`` as a ``/memories/...`` path in NFC; raises ``Unprocessable`` (``invalid_path``) when it cannot be one."""
     path = "/" + raw.lstrip("/")
     if not path.startswith(MEMORY_ROOT):
         path = MEMORY_ROOT.rstrip("/") + path
-    segments = path.removeprefix(MEMORY_ROOT).split("/")
-    if len(path) > MAX_PATH_CHARS:
-        problem = f"a memory path has at most {MAX_PATH_CHARS} characters"
-    elif any(unicodedata.category(char) == "Cc" for char in path):
-        problem = "a memory path has no control characters"
-    elif any(segment in ("", ".", "..") for segment in segments):
-        problem = "a memory path has no empty, '.' or '..' segments"
+    try:
+        path = path_text(path)
+    except PathRefused as exc:
+        problem = str(exc)
     else:
-        return path
+        if all(segment not in ("", ".", "..") for segment in path.removeprefix(MEMORY_ROOT).split("/")):
+            return path
+        problem = "a memory path has no empty, '.' or '..' segments"
     raise Unprocessable(problem, code="invalid_path", details={"path": raw[:MAX_PATH_CHARS]})
 
 

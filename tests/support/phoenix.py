@@ -18,7 +18,7 @@ import requests
 
 from hango.config import REPO_ROOT
 from tests.support.net import free_port, wait_until
-from tests.support.server import stop_server
+from tests.support.server import stop
 
 PHOENIX = REPO_ROOT / ".venv-phoenix" / "bin" / "phoenix"
 # Phoenix takes 20-60 s to start; far more on a loaded 2-core machine.
@@ -55,7 +55,7 @@ def phoenix_server(working_dir: Path) -> Iterator[str]:
                 raise RuntimeError(f"Phoenix did not become ready:\n{log.read().decode()[-3000:]}") from exc
             yield url
         finally:
-            stop_server(server, grace=20.0)
+            stop(server, grace=20.0)
 
 
 def project_spans(url: str, project: str) -> list[dict[str, Any]]:

@@ -51,11 +51,11 @@ def gunicorn_server(
                 raise RuntimeError(f"gunicorn did not become ready:\n{log.read().decode()[-2000:]}") from exc
             yield url
         finally:
-            stop_server(server)
+            stop(server)
 
 
-def stop_server(server: subprocess.Popen, grace: float = 15.0) -> None:
-    """Stop a server gracefully (SIGTERM), killing it if it does not exit within ``grace`` seconds."""
+def stop(server: subprocess.Popen, grace: float = 15.0) -> None:
+    """Stop a server process gracefully (SIGTERM), killing it if it does not exit within ``grace`` seconds."""
     server.terminate()
     try:
         server.wait(timeout=grace)
