@@ -14,6 +14,7 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from blueprints.context_schemas import ANSWERS
 from hango import telemetry, tenancy
+from hango.agent import calibration
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
 from hango.agent.inspect import Assembly, inspect_session
@@ -114,14 +115,6 @@ def wire_format_of(model: str) -> str:
     return provider if provider in WIRE_FORMATS else "request"
 
 
-def last_run_call(session_id: uuid.UUID) -> dict[str, Any] | None:
-    """The session's last call made by a run (a try is no call of the session's), with its purpose."""
-    last = tenancy.store().usage.last_call(session_id)
-    if last is None:
-        return None
-    return {"estimated": last.estimated, "reported": last.reported, "purpose": last.purpose}
-
-
 def _record(snapshot: Snapshot, started: float) -> None:
     span = trace.get_current_span()
     span.set_attributes(
@@ -163,11 +156,20 @@ class Context(MethodView):
                 return wire_request(assembly.captured, args["format"])
             snapshot = build_snapshot(assembly, tenancy.deps())
             _record(snapshot, started)
+        agent = assembly.state.agent
+        provider, model = split_model(agent.model)
+        recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
+        body = snapshot.as_dict()
+        calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
         return {
             "session_id": str(session_id),
-            "agent_id": str(assembly.state.agent.id),
-            "model": assembly.state.agent.model,
-            "wire_format": wire_format_of(assembly.state.agent.model),
-            **snapshot.as_dict(),
-            "last_call": last_run_call(session_id),
+            "agent_id": str(agent.id),
+            "model": agent.model,
+            "wire_format": wire_format_of(agent.model),
+            **body,
+            **(calibrated.report(body["totals"]) if calibrated else calibration.UNCALIBRATED),
+            # ``reported`` is never null in a stored row: null means no run of the session made a call yet.
+            "last_call": None
+            if recent.reported is None
+            else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
         }

@@ -62,6 +62,11 @@ class LastCallSchema(Schema):
     reported = fields.Integer(required=True)
 
 
+class CalibrationSchema(Schema):
+    ratio = fields.Float(required=True, metadata={"description": "median reported ÷ estimated input tokens"})
+    calls = fields.Integer(required=True, metadata={"description": "how many calls the median is over"})
+
+
 class InspectSchema(Schema):
     session_id = fields.String(required=True)
     agent_id = fields.String(required=True)
@@ -90,6 +95,13 @@ class InspectSchema(Schema):
     )
     would_compact = fields.Boolean(required=True)
     last_call = fields.Nested(LastCallSchema, required=True, allow_none=True)
+    calibrated_total = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "total_after calibrated"}
+    )
+    calibrated_totals = fields.Dict(
+        keys=fields.String(), values=fields.Integer(), required=True, allow_none=True
+    )
+    calibration = fields.Nested(CalibrationSchema, required=True, allow_none=True)
     system = fields.List(fields.Nested(PartSchema), required=True)
     tools = fields.List(fields.Nested(PartSchema), required=True)
     messages = fields.List(fields.Nested(PartSchema), required=True)
