@@ -47,6 +47,14 @@ after it is made), and one request estimates the same history several times
 run re-estimates its history every turn). ``estimate_message`` therefore
 remembers each message's estimate by identity for as long as the message
 lives, so a history is estimated once per request (``docs/performance.md``).
+
+Stored estimates: a message's estimate is also stored with the message
+(``messages.tokens``), stamped with ``ESTIMATOR_VERSION``. The loader hands a
+current one to the memo (``remember_message``), so a history read from the
+database is not estimated at all; an estimate of another version is ignored and
+the message estimated again. Any change that alters an estimate (a weight, a
+counted feature, the framing) must bump ``ESTIMATOR_VERSION``:
+``tests/agent/test_estimator.py`` pins a fingerprint of the estimates per version.
 """
 
 from __future__ import annotations
@@ -160,15 +168,20 @@ class IdentityMemo:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def put(self, obj: object, value: int) -> None:
+        """Remember ``value`` for ``obj`` (known already, e.g. stored with it) while ``obj`` lives."""
+        entry = _Entry(obj, self._forget_entry)
+        entry.key, entry.value = id(obj), value
+        self._entries[entry.key] = entry
+
     def get(self, obj: object, compute: Callable[[object], int]) -> int:
         """``compute(obj)``, computed once per live object."""
         entry = self._entries.get(id(obj))
         if entry is not None and entry() is obj:
             return entry.value
-        entry = _Entry(obj, self._forget_entry)
-        entry.key, entry.value = id(obj), compute(obj)
-        self._entries[entry.key] = entry
-        return entry.value
+        value = compute(obj)
+        self.put(obj, value)
+        return value
 
     def _forget(self, entry: _Entry) -> None:
         if self._entries.get(entry.key) is entry:
@@ -258,7 +271,11 @@ class Estimator:
         )
 
 
+# The version of ``DEFAULT_ESTIMATOR``'s estimates, stored with each message's estimate. Bump it with
+# any change that alters an estimate: stored estimates of an older version are then estimated again.
+ESTIMATOR_VERSION = 1
 DEFAULT_ESTIMATOR = Estimator()
+remember_message = DEFAULT_ESTIMATOR.memo.put
 estimate_text = DEFAULT_ESTIMATOR.estimate_text
 estimate_block = DEFAULT_ESTIMATOR.estimate_block
 estimate_tool = DEFAULT_ESTIMATOR.estimate_tool

@@ -96,8 +96,7 @@ class SummarizationMiddleware(Middleware):
     name = "summarization"
 
     def before_run(self, state: RunState, deps) -> None:
-        row = state.extra["store"].summaries.latest(state.session_id)
-        state.summary = Summary(row.through_seq, row.text) if row else None
+        # The loader read the latest summary with the history after it (``hango/agent/loader.py``).
         state.compact_trigger = deps.config.compact_trigger
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
