@@ -42,9 +42,14 @@ class Messages(Scoped):
 
     def store_estimates(self, session_id: uuid.UUID, tokens: dict[int, int], estimator_version: int) -> None:
         """Store the token estimate of each message (by seq) in one statement, whatever their number."""
-        estimates = sa.func.unnest(
-            sa.literal(list(tokens), ARRAY(sa.Integer)), sa.literal(list(tokens.values()), ARRAY(sa.Integer))
-        ).table_valued("seq", "tokens").render_derived(name="estimates")
+        estimates = (
+            sa.func.unnest(
+                sa.literal(list(tokens), ARRAY(sa.Integer)),
+                sa.literal(list(tokens.values()), ARRAY(sa.Integer)),
+            )
+            .table_valued("seq", "tokens")
+            .render_derived(name="estimates")
+        )
         self.conn.execute(
             sa.update(messages)
             .where(self.where(messages.c.session_id == session_id, messages.c.seq == estimates.c.seq))

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hango.agent.estimator import (
+    ESTIMATOR_VERSION,
     Estimator,
     Weights,
     estimate_block,
@@ -205,4 +206,39 @@ def test_a_message_is_estimated_once_while_it_lives_and_forgotten_with_it() -> N
     assert estimator.estimate_message(Message("user", (TextBlock("hi"),))) > 0  # a temporary, gone at once
     assert len(estimator.memo) == 1
     del message  # the memo holds no message alive, and its entry goes with it
+    assert len(estimator.memo) == 0
+
+
+# The estimates that each ESTIMATOR_VERSION gives these messages (REFERENCE's texts and tool blocks).
+# Messages store their estimate with the version: an estimate that changes under the same version
+# would leave stale estimates in every stored history.
+ESTIMATES_BY_VERSION = {1: [46, 59, 77, 99, 36, 59, 56, 49]}
+
+
+def fingerprint_messages() -> list[Message]:
+    use = ToolUseBlock("toolu_01AbC", "read_file", {"path": "/src/ví_dụ.py", "n": [1, 2, 3]})
+    failure = "Traceback (most recent call last):\n\tFile \"x.py\", line 3\nKeyError: 'x' 🙂"
+    return [
+        *(Message("user", (TextBlock(text),)) for text in REFERENCE),
+        Message("assistant", (TextBlock("Let me look."), use)),
+        Message("user", (ToolResultBlock("toolu_01AbC", failure, is_error=True),)),
+    ]
+
+
+def test_any_change_of_an_estimate_comes_with_a_new_estimator_version() -> None:
+    estimates = [estimate_message(m) for m in fingerprint_messages()]
+
+    assert estimates == ESTIMATES_BY_VERSION[ESTIMATOR_VERSION], (
+        "an estimate changed: bump ESTIMATOR_VERSION and pin the new estimates under it"
+    )
+
+
+def test_a_known_estimate_is_remembered_for_its_message_and_forgotten_with_it() -> None:
+    estimator = Estimator()
+    message = Message("user", (TextBlock("hello there"),))
+
+    estimator.memo.put(message, 4321)
+
+    assert estimator.estimate_message(message) == 4321
+    del message
     assert len(estimator.memo) == 0
