@@ -1,0 +1,61 @@
+"""Inspect previews: the first 200 characters of a message's whole one-line text, built without it."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hango.agent.parts import PREVIEW_CHARS
+from hango.agent.snapshot import message_preview
+from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+texts = st.text(max_size=300) | st.text(alphabet='ab"\\\n\u00e9\U0001f642', min_size=150, max_size=400)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(texts, inner, max_size=5)
+        | st.lists(st.integers(0, 9), min_size=150, max_size=300)
+    ),
+    max_leaves=20,
+)
+blocks = st.one_of(
+    st.builds(TextBlock, texts),
+    st.builds(
+        ToolUseBlock,
+        st.just("toolu_1"),
+        st.sampled_from(["ls", "write_file"]),
+        st.dictionaries(texts, json_values, max_size=4),
+    ),
+    st.builds(ToolResultBlock, st.just("toolu_1"), texts, st.booleans()),
+)
+
+
+def whole_text(block: ContentBlock) -> str:
+    """A block rendered whole: what the preview is the start of."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ToolUseBlock):
+        return f"{block.name}({json.dumps(block.input, ensure_ascii=False)})"
+    return block.content
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(blocks, min_size=1, max_size=4))
+def test_a_preview_is_the_start_of_the_whole_message_text(content: list[ContentBlock]) -> None:
+    message = Message("assistant", tuple(content))
+
+    whole = ""
+    for block in content:
+        whole += (" · " if whole else "") + whole_text(block)
+    assert message_preview(message) == whole[:PREVIEW_CHARS]
+
+
+def test_a_preview_of_a_huge_tool_input_is_its_start() -> None:
+    use = ToolUseBlock("toolu_1", "write_file", {"path": "/a.py", "content": "x = 1\n" * 100_000})
+
+    preview = message_preview(Message("assistant", (use,)))
+
+    assert preview == ('write_file({"path": "/a.py", "content": "' + "x = 1\\n" * 40)[:PREVIEW_CHARS]
