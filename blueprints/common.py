@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
-from flask import Response, current_app
 from marshmallow import Schema, fields, validate
 
 from hango.api import Blueprint, ErrorSchema
@@ -28,17 +26,6 @@ class PageArgsSchema(Schema):
         validate=validate.Length(max=1000),
         metadata={"description": "the previous page's `next_cursor`", "pattern": "^[A-Za-z0-9_-]*$"},
     )
-
-
-def json_response(body: dict[str, Any]) -> Response:
-    """``body`` as a JSON response in the app's compact form, its text encoded once.
-
-    ``jsonify`` copies the serialized text into a new string (to end it with a
-    newline) before the response encodes it; on a large body that copy is
-    measurable (``docs/performance.md``).
-    """
-    text = json.dumps(body, separators=(",", ":"))
-    return current_app.response_class(text, mimetype=current_app.json.mimetype)
 
 
 def page_of(item: type[Schema], name: str) -> type[Schema]:

@@ -6,12 +6,12 @@ import time
 import uuid
 from typing import Any
 
-from flask import Response, current_app, g
+from flask import current_app, g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
-from blueprints.common import error_response, json_response
+from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
@@ -107,7 +107,7 @@ class Context(MethodView):
     @blp.response(200)
     @error_response(blp, 404, "`not_found`: no such session (or not the caller's), or `full` names no part.")
     @error_response(blp, 422, "`malformed_part`: `full` is not a part id.")
-    def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any] | Response:
+    def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """The session's next model request, part by part with token estimates; nothing is written."""
         started = time.monotonic()
         with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_INSPECT):
@@ -119,12 +119,10 @@ class Context(MethodView):
             snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
             _record(snapshot, started)
         last = tenancy.store().usage.last_call(session_id)
-        return json_response(
-            {
-                "session_id": str(session_id),
-                "agent_id": str(assembly.state.agent.id),
-                "model": assembly.state.agent.model,
-                **snapshot.as_dict(),
-                "last_call": {"estimated": last.estimated, "reported": last.reported} if last else None,
-            }
-        )
+        return {
+            "session_id": str(session_id),
+            "agent_id": str(assembly.state.agent.id),
+            "model": assembly.state.agent.model,
+            **snapshot.as_dict(),
+            "last_call": {"estimated": last.estimated, "reported": last.reported} if last else None,
+        }
