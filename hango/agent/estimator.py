@@ -45,8 +45,8 @@ Memo: messages are immutable (frozen, and nothing changes a tool call's input
 after it is made), and one request estimates the same history several times
 (the summarization trigger, the inspect parts and totals, the usage record; a
 run re-estimates its history every turn). ``estimate_message`` therefore
-remembers each message's estimate by identity for as long as the message
-lives, so a history is estimated once per request (``docs/performance.md``).
+remembers each message's estimate on the message itself for as long as it
+lives (``MessageMemo``), so a history is estimated once per request.
 
 Stored estimates: a message's estimate is also stored with the message
 (``messages.tokens``), stamped with ``ESTIMATOR_VERSION``. The loader hands a
@@ -59,10 +59,10 @@ counted feature, the framing) must bump ``ESTIMATOR_VERSION``:
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import string
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -148,44 +148,33 @@ class Weights:
     error_flag: int = 3
 
 
-class _Entry(weakref.ref):
-    """A weak reference to a memoized object that carries the object's key and value."""
+class MessageMemo:
+    """Values computed from immutable messages, kept on each message while it lives.
 
-    __slots__ = ("key", "value")
-
-
-class IdentityMemo:
-    """Values computed from immutable objects, kept by identity while each object lives.
-
-    An entry goes with its object (its weak reference's callback removes it), so
-    the memo holds no object alive and keeps nothing once a request's history is gone.
+    A value sits in an attribute of the message named for this memo
+    (one name per memo, so estimators of other weights never share values), not
+    in a field: equality, ``repr`` and ``dataclasses.replace`` ignore it, so a
+    changed message (always a new object) is computed anew, and the value goes
+    with its message. An identity map with weak references did the same at ten
+    times the cost per message (``docs/performance.md``).
     """
 
-    def __init__(self) -> None:
-        self._entries: dict[int, _Entry] = {}
-        self._forget_entry = self._forget  # one bound method for every entry's callback
+    _names = itertools.count()
 
-    def __len__(self) -> int:
-        return len(self._entries)
+    def __init__(self) -> None:
+        self._name = f"_memo_{next(self._names)}"
 
     def put(self, obj: object, value: int) -> None:
-        """Remember ``value`` for ``obj`` (known already, e.g. stored with it) while ``obj`` lives."""
-        entry = _Entry(obj, self._forget_entry)
-        entry.key, entry.value = id(obj), value
-        self._entries[entry.key] = entry
+        """Remember ``value`` for ``obj`` (known already, e.g. stored with it)."""
+        object.__setattr__(obj, self._name, value)  # past a frozen dataclass's __setattr__
 
     def get(self, obj: object, compute: Callable[[object], int]) -> int:
-        """``compute(obj)``, computed once per live object."""
-        entry = self._entries.get(id(obj))
-        if entry is not None and entry() is obj:
-            return entry.value
-        value = compute(obj)
-        self.put(obj, value)
+        """``compute(obj)``, computed once per object."""
+        value = getattr(obj, self._name, None)
+        if value is None:
+            value = compute(obj)
+            object.__setattr__(obj, self._name, value)
         return value
-
-    def _forget(self, entry: _Entry) -> None:
-        if self._entries.get(entry.key) is entry:
-            del self._entries[entry.key]
 
 
 @dataclass(frozen=True)
@@ -193,7 +182,7 @@ class Estimator:
     """Token estimates for texts and request parts, additive over a request's parts."""
 
     weights: Weights = field(default_factory=Weights)
-    memo: IdentityMemo = field(default_factory=IdentityMemo, compare=False, repr=False)
+    memo: MessageMemo = field(default_factory=MessageMemo, compare=False, repr=False)
 
     def estimate_text(self, text: str) -> int:
         """Estimated tokens of ``text``: 0 when empty, else at least 1."""
