@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hango.agent import snapshot
 from hango.agent.parts import PREVIEW_CHARS
 from hango.agent.snapshot import message_preview
 from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -33,13 +34,10 @@ blocks = st.one_of(
 )
 
 
-def whole_text(block: ContentBlock) -> str:
-    """A block rendered whole: what the preview is the start of."""
-    if isinstance(block, TextBlock):
-        return block.text
-    if isinstance(block, ToolUseBlock):
-        return f"{block.name}({json.dumps(block.input, ensure_ascii=False)})"
-    return block.content
+def unclipped_preview(message: Message) -> str:
+    """The preview made from each tool call's whole input, as before inputs were clipped."""
+    with patch.object(snapshot, "clipped", lambda value, _limit: value):
+        return message_preview(message)
 
 
 @settings(max_examples=300, deadline=None)
@@ -47,10 +45,7 @@ def whole_text(block: ContentBlock) -> str:
 def test_a_preview_is_the_start_of_the_whole_message_text(content: list[ContentBlock]) -> None:
     message = Message("assistant", tuple(content))
 
-    whole = ""
-    for block in content:
-        whole += (" · " if whole else "") + whole_text(block)
-    assert message_preview(message) == whole[:PREVIEW_CHARS]
+    assert message_preview(message) == unclipped_preview(message)
 
 
 def test_a_preview_of_a_huge_tool_input_is_its_start() -> None:

@@ -85,14 +85,19 @@ def add_agent(store: TenantStore, owner: uuid.UUID) -> Any:
     return agent
 
 
-@pytest.fixture
-def sessions(engine: sa.Engine, acme: Tenant) -> dict[int, str]:
-    """A 10- and a 1,000-message session of one agent with memory, a skill and an agent override."""
+def seed_sessions(engine: sa.Engine, acme: Tenant, shapes: dict[int, tuple[int, int]]) -> tuple[Any, dict]:
+    """An agent (``add_agent``) and, per key of ``shapes``, a session of (length, summary_through)."""
     owner = uuid.UUID(acme.owner.user_id)
     with engine.begin() as conn:
         store = TenantStore(conn, uuid.UUID(acme.id))
         agent = add_agent(store, owner)
-        made = {n: seed_session(store, agent.id, owner, n) for n in (10, 1_000)}
+        return agent, {k: seed_session(store, agent.id, owner, *shape) for k, shape in shapes.items()}
+
+
+@pytest.fixture
+def sessions(engine: sa.Engine, acme: Tenant) -> dict[int, str]:
+    """A 10- and a 1,000-message session of one agent with memory, a skill and an agent override."""
+    agent, made = seed_sessions(engine, acme, {n: (n, 5) for n in (10, 1_000)})
     assert (
         acme.owner.put(f"/v1/agents/{agent.id}/context-overrides", json=exclude("tool:glob")).status_code
         == 200
@@ -157,11 +162,7 @@ def test_a_run_with_a_tool_turn_sends_the_same_statements_for_10_and_1000_messag
 @pytest.fixture
 def compacted(engine: sa.Engine, acme: Tenant) -> dict[int, str]:
     """Two compacted sessions with the same 20 messages after their summary: 10 or 1,000 before it."""
-    owner = uuid.UUID(acme.owner.user_id)
-    with engine.begin() as conn:
-        store = TenantStore(conn, uuid.UUID(acme.id))
-        agent = add_agent(store, owner)
-        return {n: seed_session(store, agent.id, owner, n + 20, summary_through=n) for n in (10, 1_000)}
+    return seed_sessions(engine, acme, {n: (n + 20, n) for n in (10, 1_000)})[1]
 
 
 def rows(client: As, send: Callable[[As], TestResponse]) -> list[tuple[str, int]]:
