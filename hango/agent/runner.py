@@ -113,7 +113,6 @@ class _Run:
         state.compactor = StoredCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
         gateway.check_quota()
-        store_estimates(self.store, state)  # committed with the repair
         self._repair(state)
         run = self._begin(state)
         try:
@@ -161,6 +160,7 @@ class _Run:
             ctx = ToolContext(self.store, state, self.deps, self.chain)
             results = tool_phase(self.chain, state, ctx, uses)
             self._append(state, "user", message_to_dict(results)["content"])
+        store_estimates(self.store, state)  # with the first answer: a failed call changes nothing
         self._commit()
         return bool(uses)
 
