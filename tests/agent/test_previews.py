@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hango.agent import snapshot
 from hango.agent.parts import PREVIEW_CHARS
 from hango.agent.snapshot import message_preview
-from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 texts = st.text(max_size=300) | st.text(alphabet='ab"\\\n\u00e9\U0001f642', min_size=150, max_size=400)
 json_values = st.recursive(

@@ -13,8 +13,8 @@ import uuid
 import sqlalchemy as sa
 
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
-from hango.agent.types import message_from_dict
 from hango.db.schema import messages
+from hango.messages import message_from_dict
 from tests.inspector.conftest import OFFLINE, Lab, assistant, by_id, user
 
 HISTORY = [user("Where are the notes?"), assistant("In /notes.md, next to the code."), user("Thanks!")]
