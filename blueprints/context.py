@@ -13,6 +13,7 @@ from opentelemetry import trace
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
+from hango.agent.call_views import next_call_cache
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.inspect import Assembly, inspect_session
@@ -119,10 +120,12 @@ class Context(MethodView):
             snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
             _record(snapshot, started)
         last = tenancy.store().usage.last_call(session_id)
+        cache = next_call_cache(assembly, tenancy.store(), Deps(db.engine, current_app.config["HANGO"]))
         return {
             "session_id": str(session_id),
             "agent_id": str(assembly.state.agent.id),
             "model": assembly.state.agent.model,
             **snapshot.as_dict(),
             "last_call": {"estimated": last.estimated, "reported": last.reported} if last else None,
+            "cache": cache,
         }

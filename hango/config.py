@@ -27,6 +27,7 @@ class Config:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     otlp_endpoint: str | None = None
+    cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
 
     @property
@@ -50,6 +51,7 @@ _ENV = {
     "openai_base_url": "HANGO_OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "cache_rules": "HANGO_CACHE_RULES",
 }
 
 

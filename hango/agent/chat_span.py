@@ -7,6 +7,7 @@ import json
 from opentelemetry.trace import Span
 
 from hango import telemetry
+from hango.agent.cache_verdict import Verdict
 from hango.agent.state import RunState
 from hango.agent.types import Request, Response, message_to_dict
 from hango.providers import split_model
@@ -35,6 +36,13 @@ def start(span: Span, state: RunState, request: Request, provider: str) -> None:
     if state.trace_content:
         prompt = [message_to_dict(m) for m in request.messages]
         span.set_attribute(names.GEN_AI_PROMPT, json.dumps(prompt, ensure_ascii=False))
+
+
+def cache_verdict(span: Span, verdict: Verdict) -> None:
+    """The tokens the call should have read from the prompt cache, and why it did not (when it did not)."""
+    span.set_attribute(names.CACHE_EXPECTED_READ_TOKENS, verdict.expected_read_tokens)
+    if verdict.miss_reason is not None:
+        span.set_attribute(names.CACHE_MISS_REASON, verdict.miss_reason)
 
 
 def finish(span: Span, state: RunState, response: Response) -> None:

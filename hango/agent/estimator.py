@@ -57,6 +57,7 @@ import string
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hango.agent.types import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock
 
@@ -160,7 +161,7 @@ class IdentityMemo:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, obj: object, compute: Callable[[object], int]) -> int:
+    def get(self, obj: object, compute: Callable[[Any], Any]) -> Any:
         """``compute(obj)``, computed once per live object."""
         entry = self._entries.get(id(obj))
         if entry is not None and entry() is obj:

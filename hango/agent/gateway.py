@@ -1,17 +1,20 @@
-"""The base model handler: quota check, one provider call, one usage row."""
+"""The base model handler: quota check, one provider call, its usage row and its ledger entry."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 
 from hango import telemetry
 from hango.agent import chat_span
+from hango.agent.cache_verdict import Verdict, judge, rules_for
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
+from hango.agent.ledger import Lineage, SentCall, sent_call
 from hango.agent.state import RunState
-from hango.agent.types import Request, Response
+from hango.agent.types import Response
 from hango.errors import QuotaExhausted
 from hango.providers import split_model
 from hango.store import TenantStore
@@ -19,56 +22,113 @@ from hango.telemetry import names
 
 
 @dataclass(frozen=True)
+class Sent:
+    """One call as the ledger records it."""
+
+    call: SentCall
+    verdict: Verdict
+    started_at: dt.datetime
+    duration_ms: int
+
+
+@dataclass(frozen=True)
 class Gateway:
     """Sends drafts to the provider for one run (or try), billing every call to ``state``.
 
     ``timeout`` caps each call; a state with a deadline (a run) caps it further.
+    The gateway follows its lineage in the ledger: the first call reads the
+    lineage's latest entry, later ones continue from the previous call in memory.
     """
 
     deps: Deps
     state: RunState
     timeout: float
+    lineage: Lineage = field(default_factory=Lineage, compare=False)
 
     def check_quota(self) -> None:
         """Raise ``QuotaExhausted`` when the tenant's tokens for this month are used up."""
         with self.deps.engine.begin() as conn:
-            left = TenantStore(conn, self.state.tenant_id).usage.quota_left(dt.datetime.now(dt.UTC))
+            store = TenantStore(conn, self.state.tenant_id)
+            left = store.usage.quota_left(dt.datetime.now(dt.UTC))
+            if not self.lineage.loaded:
+                self.lineage.load(store.model_calls, self.state.session_id, self.state.purpose)
         if left is not None and left <= 0:
             raise QuotaExhausted()
 
     def __call__(self, draft: Draft) -> Response:
-        """The chain's base handler: provenance is stripped here, before the provider sees anything."""
-        return self.send(draft.to_request())
+        """The chain's base handler."""
+        return self.send(draft)
 
-    def send(self, request: Request) -> Response:
-        """Check the quota, call the provider in a ``chat`` span, record usage in its own transaction."""
+    def send(self, draft: Draft) -> Response:
+        """Check the quota, call the provider in a ``chat`` span, record usage and ledger in one transaction.
+
+        Provenance is stripped here, before the provider sees anything.
+        """
         self.check_quota()
+        request = draft.to_request()
         provider, bare = self.deps.provider(request.model)
         estimated = estimate_request(request)
+        call = sent_call(draft)
+        started, clock = dt.datetime.now(dt.UTC), time.monotonic()
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
             response = provider.complete(replace(request, model=bare), timeout=timeout)
             chat_span.finish(span, self.state, response)
-        self._record(request.model, response, estimated)
+            verdict = judge(
+                self.lineage.previous,
+                call,
+                started_at=started,
+                rules=rules_for(provider.name, self.deps.config.cache_rules),
+                model=bare,
+                overrides=self.state.overrides,
+                reported=response.usage.cache_read_tokens,
+            )
+            chat_span.cache_verdict(span, verdict)
+        duration_ms = int((time.monotonic() - clock) * 1000)
+        self._record(request.model, response, estimated, Sent(call, verdict, started, duration_ms))
         return response
 
-    def _record(self, model: str, response: Response, estimated: int) -> None:
+    def _record(self, model: str, response: Response, estimated: int, sent: Sent) -> None:
         provider_name, bare = split_model(model)
         usage = response.usage
+        state = self.state
+        stored = self.lineage.delta(sent.call)
         with self.deps.engine.begin() as conn:
-            TenantStore(conn, self.state.tenant_id).usage.record(
-                api_key_id=self.state.caller.api_key_id,
-                user_id=self.state.caller.user_id,
-                agent_id=self.state.agent.id,
-                session_id=self.state.session_id,
-                run_id=self.state.run_id,
-                purpose=self.state.purpose,
-                provider=provider_name,
-                model=bare,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                estimated_input_tokens=estimated,
+            call_id = TenantStore(conn, state.tenant_id).model_calls.record(
+                usage={
+                    "api_key_id": state.caller.api_key_id,
+                    "user_id": state.caller.user_id,
+                    "agent_id": state.agent.id,
+                    "session_id": state.session_id,
+                    "run_id": state.run_id,
+                    "purpose": state.purpose,
+                    "provider": provider_name,
+                    "model": bare,
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cache_read_tokens": usage.cache_read_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
+                    "estimated_input_tokens": estimated,
+                },
+                call={
+                    "session_id": state.session_id,
+                    "run_id": state.run_id,
+                    "purpose": state.purpose,
+                    "model": model,
+                    "started_at": sent.started_at,
+                    "duration_ms": sent.duration_ms,
+                    "base_id": self.lineage.base_id if stored.prefix_parts else None,
+                    "prefix_parts": stored.prefix_parts,
+                    "tail": stored.tail,
+                    "breakpoints": list(sent.call.breakpoints),
+                    "parts_count": len(sent.call.parts),
+                    "expected_cache_read": sent.verdict.expected_read_tokens,
+                    "miss_reason": sent.verdict.miss_reason,
+                    "miss_part": sent.verdict.miss_part,
+                    "miss_cause": sent.verdict.miss_cause,
+                },
             )
+        self.lineage.advance(
+            call_id, sent.call, sent.started_at + dt.timedelta(milliseconds=sent.duration_ms)
+        )

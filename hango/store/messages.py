@@ -37,11 +37,15 @@ class Messages(Scoped):
     def append(
         self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None
     ) -> sa.Row:
-        """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency."""
+        """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency.
+
+        The lock is ``FOR NO KEY UPDATE``: it serializes appenders but lets the call ledger's rows
+        reference the session meanwhile (a subagent's calls are recorded while the turn is open).
+        """
         self.conn.execute(
             sa.select(sessions.c.id)
             .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
-            .with_for_update()
+            .with_for_update(key_share=True)
         ).one()
         next_seq = (
             sa.select(sa.func.coalesce(sa.func.max(messages.c.seq), 0) + 1)

@@ -1,0 +1,168 @@
+"""The call ledger: what one model call sent, as part ids, content hashes and estimates, never content.
+
+A call's parts are listed in the order a provider's prompt cache reads them:
+tools, then system blocks, then messages. Each part is hashed as hango sent it
+(after overrides, in the canonical Anthropic-shaped JSON, without the cache
+marks), so a later reader can tell whether the part's source still holds the
+same content without the ledger keeping a copy.
+
+Successive calls of a session share long prefixes, so a call is stored as a
+delta against its **base** (the previous call of its lineage): how many leading
+parts it shares with the base, and the parts after them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hango.agent.draft import Draft
+from hango.agent.estimator import IdentityMemo, estimate_block, estimate_message, estimate_tool
+from hango.agent.parts import PartID, tool_part
+from hango.agent.types import Block, Message, ToolDef, message_to_dict
+
+HASH_CHARS = 32
+# The calls whose prefix a call of each purpose may share, and so is stored against.
+LINEAGES: dict[str, tuple[str, ...]] = {
+    "run": ("run",),
+    "context_try": ("run", "context_try"),
+    "subagent": ("subagent",),
+    "summarize": ("summarize",),
+}
+_HASHES = IdentityMemo()
+
+
+@dataclass(frozen=True)
+class SentPart:
+    part: PartID
+    hash: str
+    tokens: int
+
+    def same_as(self, other: SentPart) -> bool:
+        return self.part == other.part and self.hash == other.hash
+
+
+@dataclass(frozen=True)
+class SentCall:
+    """The ordered parts one call sent, and the indexes of the parts that carried a cache breakpoint."""
+
+    parts: tuple[SentPart, ...]
+    breakpoints: tuple[int, ...]
+
+    def tokens_through(self, index: int) -> int:
+        """The estimated tokens of the parts up to and including ``index``."""
+        return sum(p.tokens for p in self.parts[: index + 1])
+
+
+def content_hash(value: Any) -> str:
+    """A hash of ``value``'s canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
+
+
+def tool_json(tool: ToolDef) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def block_json(block: Block) -> dict[str, Any]:
+    return {"type": "text", "text": block.text}
+
+
+def message_hash(message: Message) -> str:
+    """A message's hash, remembered per message object (a run re-sends its history every turn)."""
+    return _HASHES.get(message, lambda m: content_hash(message_to_dict(m)))
+
+
+def sent_call(draft: Draft) -> SentCall:
+    """The ledger's view of ``draft`` as it goes to the provider: tools, system blocks, messages."""
+    parts = [SentPart(tool_part(t.name), content_hash(tool_json(t)), estimate_tool(t)) for t in draft.tools]
+    marks = []
+    for sourced in draft.system:
+        if sourced.block.cache_control:
+            marks.append(len(parts))
+        parts.append(
+            SentPart(sourced.part, content_hash(block_json(sourced.block)), estimate_block(sourced.block))
+        )
+    for sourced in draft.messages:
+        if sourced.message.cache_control:
+            marks.append(len(parts))
+        message = sourced.message
+        parts.append(SentPart(sourced.part, message_hash(message), estimate_message(message)))
+    return SentCall(tuple(parts), tuple(marks))
+
+
+def common_prefix(a: Sequence[SentPart], b: Sequence[SentPart]) -> int:
+    """How many leading parts ``a`` and ``b`` share (same id, same hash)."""
+    count = 0
+    for left, right in zip(a, b, strict=False):
+        if not left.same_as(right):
+            break
+        count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What a ledger row stores: the parts shared with the base, and the rest."""
+
+    prefix_parts: int
+    tail: list[list[Any]]
+
+
+def delta(base: SentCall | None, call: SentCall) -> Delta:
+    """``call`` as a delta against ``base`` (the whole call when there is no base)."""
+    shared = common_prefix(base.parts, call.parts) if base is not None else 0
+    return Delta(shared, [[p.part, p.hash, p.tokens] for p in call.parts[shared:]])
+
+
+def rebuild(rows: Iterable[Any]) -> dict[uuid.UUID, SentCall]:
+    """Every row's whole call, from rows with ``id``, ``base_id``, ``prefix_parts``, ``tail``, ``breakpoints``.
+
+    A row's base is another row of ``rows`` (its lineage); rows come oldest first, so a
+    base is always rebuilt before the rows built on it.
+    """
+    calls: dict[uuid.UUID, SentCall] = {}
+    for row in rows:
+        base = calls[row.base_id].parts[: row.prefix_parts] if row.base_id is not None else ()
+        tail = tuple(SentPart(part, digest, tokens) for part, digest, tokens in row.tail)
+        calls[row.id] = SentCall(base + tail, tuple(row.breakpoints))
+    return calls
+
+
+@dataclass
+class Lineage:
+    """The previous call of one gateway's lineage: read from the ledger once, then followed in memory."""
+
+    loaded: bool = False
+    base_id: uuid.UUID | None = None
+    previous: Previous | None = None
+
+    def load(self, calls: Any, session_id: uuid.UUID, purpose: str) -> None:
+        """Rebuild the lineage's latest call from the session's ledger rows (one query)."""
+        rows = calls.lineage(session_id, LINEAGES[purpose])
+        self.loaded = True
+        if rows:
+            last = rows[-1]
+            ended = last.started_at + dt.timedelta(milliseconds=last.duration_ms)
+            self.advance(last.id, rebuild(rows)[last.id], ended)
+
+    def advance(self, call_id: uuid.UUID, call: SentCall, ended_at: dt.datetime) -> None:
+        """``call`` is the lineage's newest now: the base of the next one."""
+        self.base_id = call_id
+        self.previous = Previous(call, ended_at)
+
+    def delta(self, call: SentCall) -> Delta:
+        return delta(self.previous.call if self.previous else None, call)
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The previous call of a lineage, as the cache verdict needs it."""
+
+    call: SentCall
+    ended_at: dt.datetime
