@@ -63,8 +63,8 @@ def _family(part: PartID) -> str:
     """``summary``, ``message``, ``tool``, ``memory`` or ``system``."""
     if part == SUMMARY:
         return "summary"
-    if part.startswith("system:memory:"):
-        return "memory"
+    if part == "system:memory" or part.startswith("system:memory:"):
+        return "memory"  # the memory contributor's own block lists the files too
     return part.partition(":")[0]
 
 
