@@ -27,6 +27,7 @@ class Config:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     otlp_endpoint: str | None = None
+    call_ledger: bool = True
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
 
@@ -51,6 +52,7 @@ _ENV = {
     "openai_base_url": "HANGO_OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",
 }
 

@@ -123,15 +123,17 @@ def database(rate_limit: int) -> Iterator[tuple[Path, str, dict]]:
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, database_url: str, principal: dict, workers: int) -> Iterator[Hango]:
-    """``hango serve --workers N`` on the database in ``data_dir`` until the block ends."""
+def serving(
+    data_dir: Path, database_url: str, principal: dict, workers: int, env: dict[str, str] | None = None
+) -> Iterator[Hango]:
+    """``hango serve --workers N`` on the database in ``data_dir`` (``env`` added) until the block ends."""
     port = free_port()
-    log = data_dir / "serve.log"
+    log = data_dir / f"serve-{port}.log"
     with open(log, "wb") as out:
         serve = subprocess.Popen(
             [sys.executable, "-m", "hango", "serve", "--port", str(port), "--workers", str(workers)],
             cwd=REPO_ROOT,
-            env=hango_env(data_dir, port),
+            env={**hango_env(data_dir, port), **(env or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the benchmark only; it stops the server itself

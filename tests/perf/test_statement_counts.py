@@ -141,3 +141,17 @@ def test_a_run_with_a_tool_turn_sends_the_same_statements_for_10_and_1000_messag
     sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
 
     assert sum("INSERT INTO messages" in s for s in sent) == 4  # question, tool call, result, answer
+
+
+def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
+    # Two model calls (the tool call, then the answer to its result).
+    body = {"content": '/tool ls {"path": "/"}'}
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
+
+    writes = [s for s in sent if "INSERT INTO model_calls" in s]
+    assert len(writes) == 2  # one ledger row per call…
+    assert all("INSERT INTO usage_records" in s for s in writes)  # …in the statement that writes its usage row
+    assert sum("INSERT INTO usage_records" in s for s in sent) == 2  # no usage statement of its own any more
+    reads = [s for s in sent if "FROM model_calls" in s and "INSERT" not in s]
+    assert len(reads) == 1  # the run's lineage, read once: at most one statement more per call
