@@ -19,12 +19,11 @@ from hango.agent.inspect import Assembly
 from hango.agent.ledger import (
     Lineage,
     SentCall,
-    block_json,
-    content_hash,
+    block_hash,
     message_hash,
     rebuild,
     sent_call,
-    tool_json,
+    tool_hash,
 )
 from hango.agent.parts import (
     TRANSCRIPT,
@@ -62,11 +61,11 @@ def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
     """
     shown: dict[tuple[str, str], Shown] = {}
     for tool in assembly.tools:
-        shown[(tool_part(tool.name), content_hash(tool_json(tool)))] = (tool.name, preview(tool.description))
+        shown[(tool_part(tool.name), tool_hash(tool))] = (tool.name, preview(tool.description))
     summarizer = SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT))
     for sourced in (*assembly.system, *assembly.captured.system, summarizer):
         block = sourced.block
-        shown[(sourced.part, content_hash(block_json(block)))] = (label_of(sourced.part), preview(block.text))
+        shown[(sourced.part, block_hash(block))] = (label_of(sourced.part), preview(block.text))
     stored = [SourcedMessage(message_part(m.seq), m.message) for m in assembly.state.history]
     messages = [*stored, *history_messages(assembly.state)[:1], *assembly.captured.messages]
     names = {b.id: b.name for m in messages for b in m.message.content if isinstance(b, ToolUseBlock)}

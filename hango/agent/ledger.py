@@ -2,9 +2,16 @@
 
 A call's parts are listed in the order a provider's prompt cache reads them:
 tools, then system blocks, then messages. Each part is hashed as hango sent it
-(after overrides, in the canonical Anthropic-shaped JSON, without the cache
-marks), so a later reader can tell whether the part's source still holds the
-same content without the ledger keeping a copy.
+(after overrides, without the cache marks), so a later reader can tell whether
+the part's source still holds the same content without the ledger keeping a
+copy. The hash is SHA-256 (32 hex digits) of the part's fields joined by NUL:
+``system, text`` for a system block; ``tool, name, description, schema`` for a
+tool; the role, then per block ``text, <text>``, ``tool_use, <id>, <name>,
+<input>`` or ``tool_result, <tool_use_id>, <content>, ok|error`` for a message
+(JSON values in sorted, compact JSON). No hashed text holds a NUL: PostgreSQL
+stores none, and model answers are made NUL-free before anything uses them.
+Joining fields costs a fifth of serializing whole messages to sorted JSON, and a
+run hashes its whole history once.
 
 Successive calls of a session share long prefixes, so a call is stored as a
 delta against its **base** (the previous call of its lineage): how many leading
@@ -24,7 +31,7 @@ from typing import Any
 from hango.agent.draft import Draft
 from hango.agent.estimator import IdentityMemo, estimate_block, estimate_message, estimate_tool
 from hango.agent.parts import PartID, tool_part
-from hango.agent.types import Block, Message, ToolDef, message_to_dict
+from hango.agent.types import Block, Message, TextBlock, ToolDef, ToolUseBlock
 
 HASH_CHARS = 32
 # The calls whose prefix a call of each purpose may share, and so is stored against.
@@ -59,35 +66,48 @@ class SentCall:
         return sum(p.tokens for p in self.parts[: index + 1])
 
 
-def content_hash(value: Any) -> str:
-    """A hash of ``value``'s canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
+def fields_hash(fields: Sequence[str]) -> str:
+    """The hash of a part's fields."""
+    return hashlib.sha256("\x00".join(fields).encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
 
 
-def tool_json(tool: ToolDef) -> dict[str, Any]:
-    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def block_json(block: Block) -> dict[str, Any]:
-    return {"type": "text", "text": block.text}
+def tool_hash(tool: ToolDef) -> str:
+    return fields_hash(("tool", tool.name, tool.description, _json(tool.input_schema)))
+
+
+def block_hash(block: Block) -> str:
+    return fields_hash(("system", block.text))
 
 
 def message_hash(message: Message) -> str:
     """A message's hash, remembered per message object (a run re-sends its history every turn)."""
-    return _HASHES.get(message, lambda m: content_hash(message_to_dict(m)))
+    return _HASHES.get(message, _message_hash)
+
+
+def _message_hash(message: Message) -> str:
+    fields = [message.role]
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            fields += ("text", block.text)
+        elif isinstance(block, ToolUseBlock):
+            fields += ("tool_use", block.id, block.name, _json(block.input))
+        else:
+            fields += ("tool_result", block.tool_use_id, block.content, "error" if block.is_error else "ok")
+    return fields_hash(fields)
 
 
 def sent_call(draft: Draft) -> SentCall:
     """The ledger's view of ``draft`` as it goes to the provider: tools, system blocks, messages."""
-    parts = [SentPart(tool_part(t.name), content_hash(tool_json(t)), estimate_tool(t)) for t in draft.tools]
+    parts = [SentPart(tool_part(t.name), tool_hash(t), estimate_tool(t)) for t in draft.tools]
     marks = []
     for sourced in draft.system:
         if sourced.block.cache_control:
             marks.append(len(parts))
-        parts.append(
-            SentPart(sourced.part, content_hash(block_json(sourced.block)), estimate_block(sourced.block))
-        )
+        parts.append(SentPart(sourced.part, block_hash(sourced.block), estimate_block(sourced.block)))
     for sourced in draft.messages:
         if sourced.message.cache_control:
             marks.append(len(parts))

@@ -7,7 +7,7 @@ import json
 from hango.agent.types import Message, Response, TextBlock, Usage
 from hango.telemetry import names
 from tests.inspector.conftest import assistant, excluding, user
-from tests.ledger.conftest import LONG_PROMPT, listed_calls, oldest_first
+from tests.ledger.helpers import LONG_PROMPT, listed_calls, oldest_first
 from tests.runtime.chat import tool_call
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from tests.inspector.conftest import assistant, override_set, user
-from tests.ledger.conftest import call_detail, listed_calls, oldest_first
+from tests.ledger.helpers import call_detail, listed_calls, oldest_first
 from tests.runtime.chat import tool_call
 
 MEMORY = "/memories/AGENTS.md"
@@ -104,7 +104,7 @@ def test_a_part_whose_memory_file_was_deleted_is_changed_since_the_call(lab) -> 
 
 
 def test_a_part_sent_with_a_replacement_that_was_edited_since_is_changed_since_the_call(lab) -> None:
-    agent, session = two_call_session(lab)
+    _, session = two_call_session(lab)
     assert lab.put_session(session, override_set(replace={"message:1": "greetings"})).status_code == 200
     lab.fake.reply("ok")
     assert lab.say(session, "again").status_code == 201

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from tests.inspector.conftest import assistant, excluding, override_set, user
-from tests.ledger.conftest import diff, oldest_first
+from tests.ledger.helpers import diff, oldest_first
 
 MEMORY = "/memories/AGENTS.md"
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from hango.db.schema import model_calls, usage_records
 from tests.fakes.provider_server import MESSAGES
 from tests.inspector.conftest import assistant, user
-from tests.ledger.conftest import call_detail, oldest_first, sent_hashes, wire_hashes
+from tests.ledger.helpers import call_detail, oldest_first, sent_hashes, wire_hashes
 from tests.runtime.chat import tool_call
 
 
