@@ -102,13 +102,17 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
 def _record_calls(
     store: TenantStore, session_id: uuid.UUID, run_id: uuid.UUID, user_id: uuid.UUID
 ) -> tuple[str, str]:
-    """Two ledger entries of the run (the second built on the first), as the gateway writes them."""
+    """Two ledger entries of the run (the second built on the first), as the gateway writes them.
+
+    They are a year old, so this month's usage totals (which other cases pin) leave them out.
+    """
     made: list[uuid.UUID] = []
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(days=365)
     for seq in (1, 2):
         usage = {"user_id": user_id, "session_id": session_id, "run_id": run_id, "purpose": "run"}
         usage |= {"provider": "offline", "model": "echo", "input_tokens": 5, "output_tokens": 1}
         usage |= {"cache_read_tokens": 0, "cache_write_tokens": 0, "estimated_input_tokens": 5}
+        usage |= {"created_at": now}
         call = {"session_id": session_id, "run_id": run_id, "purpose": "run", "model": "offline/echo"}
         call |= {"started_at": now - dt.timedelta(minutes=3 - seq), "duration_ms": 10}
         call |= {"base_id": made[-1] if made else None, "prefix_parts": seq - 1, "breakpoints": [seq - 1]}
