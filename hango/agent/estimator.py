@@ -166,10 +166,15 @@ class IdentityMemo:
         entry = self._entries.get(id(obj))
         if entry is not None and entry() is obj:
             return entry.value
+        value = compute(obj)
+        self.put(obj, value)
+        return value
+
+    def put(self, obj: object, value: Any) -> None:
+        """Remember ``value`` for ``obj`` (computed elsewhere) while ``obj`` lives."""
         entry = _Entry(obj, self._forget_entry)
-        entry.key, entry.value = id(obj), compute(obj)
+        entry.key, entry.value = id(obj), value
         self._entries[entry.key] = entry
-        return entry.value
 
     def _forget(self, entry: _Entry) -> None:
         if self._entries.get(entry.key) is entry:

@@ -26,12 +26,12 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from hango.agent.draft import Draft
 from hango.agent.estimator import IdentityMemo, estimate_block, estimate_message, estimate_tool
 from hango.agent.parts import PartID, tool_part
-from hango.agent.types import Block, Message, TextBlock, ToolDef, ToolUseBlock
+from hango.agent.types import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
 
 HASH_CHARS = 32
 # The calls whose prefix a call of each purpose may share, and so is stored against.
@@ -44,14 +44,12 @@ LINEAGES: dict[str, tuple[str, ...]] = {
 _HASHES = IdentityMemo()
 
 
-@dataclass(frozen=True)
-class SentPart:
+class SentPart(NamedTuple):
+    """One part as sent (a tuple, so comparing long prefixes of parts runs in C)."""
+
     part: PartID
     hash: str
     tokens: int
-
-    def same_as(self, other: SentPart) -> bool:
-        return self.part == other.part and self.hash == other.hash
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ def _json(value: Any) -> str:
 
 
 def tool_hash(tool: ToolDef) -> str:
-    return fields_hash(("tool", tool.name, tool.description, _json(tool.input_schema)))
+    return _HASHES.get(tool, lambda t: fields_hash(("tool", t.name, t.description, _json(t.input_schema))))
 
 
 def block_hash(block: Block) -> str:
@@ -86,6 +84,16 @@ def block_hash(block: Block) -> str:
 def message_hash(message: Message) -> str:
     """A message's hash, remembered per message object (a run re-sends its history every turn)."""
     return _HASHES.get(message, _message_hash)
+
+
+def stored_hash(role: str, content: list[dict[str, Any]]) -> str:
+    """The hash of a message about to be stored (``content`` as stored blocks)."""
+    return _message_hash(message_from_dict({"role": role, "content": content}))
+
+
+def remember_hash(message: Message, digest: str) -> None:
+    """Remember ``message``'s hash as stored with it, so it is not computed again."""
+    _HASHES.put(message, digest)
 
 
 def _message_hash(message: Message) -> str:
@@ -118,12 +126,13 @@ def sent_call(draft: Draft) -> SentCall:
 
 def common_prefix(a: Sequence[SentPart], b: Sequence[SentPart]) -> int:
     """How many leading parts ``a`` and ``b`` share (same id, same hash)."""
-    count = 0
-    for left, right in zip(a, b, strict=False):
-        if not left.same_as(right):
-            break
-        count += 1
-    return count
+    shortest = min(len(a), len(b))
+    if tuple(a[:shortest]) == tuple(b[:shortest]):  # the usual case, compared in C: a call extends the last
+        return shortest
+    for index, (left, right) in enumerate(zip(a, b, strict=False)):
+        if left.part != right.part or left.hash != right.hash:
+            return index
+    return shortest
 
 
 @dataclass(frozen=True)

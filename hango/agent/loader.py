@@ -6,6 +6,7 @@ from typing import Any
 
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps
+from hango.agent.ledger import remember_hash
 from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage
 from hango.agent.types import Message, block_from_dict
 from hango.errors import NotFound
@@ -13,8 +14,11 @@ from hango.store import TenantStore
 
 
 def stored_message(row: Any) -> StoredMessage:
-    """A ``messages`` row as the runtime's message type."""
-    return StoredMessage(row.seq, Message(row.role, tuple(block_from_dict(b) for b in row.content)))
+    """A ``messages`` row as the runtime's message type (its stored ledger hash remembered with it)."""
+    message = Message(row.role, tuple(block_from_dict(b) for b in row.content))
+    if row.content_hash is not None:
+        remember_hash(message, row.content_hash)
+    return StoredMessage(row.seq, message)
 
 
 def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:

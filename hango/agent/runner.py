@@ -20,6 +20,7 @@ from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
+from hango.agent.ledger import stored_hash
 from hango.agent.loader import load_state, prepare, stored_message
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState
@@ -168,7 +169,8 @@ class _Run:
         self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
-        row = self.store.messages.append(state.session_id, role, content, state.run_id)
+        digest = stored_hash(role, content)
+        row = self.store.messages.append(state.session_id, role, content, state.run_id, digest)
         self.new.append(row)
         state.history.append(stored_message(row))
 

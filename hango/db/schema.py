@@ -101,6 +101,7 @@ messages = sa.Table(
     sa.Column("seq", sa.Integer, nullable=False),
     sa.Column("role", sa.Text, nullable=False),
     sa.Column("content", JSONB, nullable=False),
+    sa.Column("content_hash", sa.Text),
     sa.Column("run_id", UUID(as_uuid=True)),
     _created(),
 )

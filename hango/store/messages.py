@@ -30,12 +30,17 @@ class Messages(Scoped):
         spares the garbage collector most of its work on long sessions; leaving out the ids and times
         saves parsing a UUID and a timestamp per row (``docs/performance.md``).
         """
-        query = sa.select(messages.c.seq, messages.c.role, messages.c.content)
+        query = sa.select(messages.c.seq, messages.c.role, messages.c.content, messages.c.content_hash)
         query = query.where(self.where(messages.c.session_id == session_id)).order_by(messages.c.seq)
         return iter(self.conn.execute(query))
 
     def append(
-        self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None
+        self,
+        session_id: uuid.UUID,
+        role: str,
+        content: list[dict[str, Any]],
+        run_id: uuid.UUID | None = None,
+        content_hash: str | None = None,
     ) -> sa.Row:
         """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency.
 
@@ -53,7 +58,13 @@ class Messages(Scoped):
             .scalar_subquery()
         )
         return self.insert_row(
-            id=new_id(), session_id=session_id, seq=next_seq, role=role, content=content, run_id=run_id
+            id=new_id(),
+            session_id=session_id,
+            seq=next_seq,
+            role=role,
+            content=content,
+            run_id=run_id,
+            content_hash=content_hash,
         )
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:

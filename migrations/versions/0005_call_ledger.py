@@ -47,9 +47,13 @@ def upgrade() -> None:
         );
         create index model_calls_session_idx on model_calls (tenant_id, session_id, started_at, id);
         create index model_calls_base_idx on model_calls (base_id) where base_id is not null;
+
+        -- The ledger's hash of a message as stored, written with the message by the run that stores
+        -- it, so a run never re-hashes its history (null for older rows: hashed when sent).
+        alter table messages add column content_hash text check (length(content_hash) = 32);
         """
     )
 
 
 def downgrade() -> None:
-    op.execute("drop table model_calls")
+    op.execute("drop table model_calls; alter table messages drop column content_hash")

@@ -24,6 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
+from hango.agent.ledger import stored_hash
 from hango.agent.types import message_from_dict
 from hango.agent.validate import validate_history
 from hango.db.schema import messages
@@ -147,12 +148,22 @@ class Session:
 def add_session(
     store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, count: int, *, seed: int, summary: bool
 ) -> Session:
-    """A session with ``count`` generated messages (bulk-inserted), optionally with a summary."""
+    """A session with ``count`` generated messages (bulk-inserted), optionally with a summary.
+
+    Each message carries its ledger hash, as the run that stores a message writes it.
+    """
     rng = random.Random(seed)
     items = history(rng, count)
     session = store.sessions.create(agent_id, owner_id, f"bench {count}")
     rows = [
-        {"id": uuid.uuid4(), "tenant_id": store.tenant_id, "session_id": session.id, "seq": seq, **m}
+        {
+            "id": uuid.uuid4(),
+            "tenant_id": store.tenant_id,
+            "session_id": session.id,
+            "seq": seq,
+            "content_hash": stored_hash(m["role"], m["content"]),
+            **m,
+        }
         for seq, m in enumerate(items, start=1)
     ]
     store.conn.execute(sa.insert(messages), rows)

@@ -27,6 +27,7 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
+from hango.agent.catalog import MAX_CONTEXT_WINDOW
 from hango.db import make_engine
 from hango.store import TenantStore
 from scripts.bench.hango_server import database, serving
@@ -35,6 +36,7 @@ from scripts.bench.inspect_report import p50, p95
 
 RATE_LIMIT = 10_000_000
 TARGET = 1.05
+WARMUP = 3
 SIZES_SQL = sa.text(
     "select prefix_parts, parts_count, pg_column_size(c.*) as row_bytes, pg_column_size(tail) as tail_bytes "
     "from model_calls c where session_id = :session order by started_at"
@@ -48,6 +50,8 @@ def seed(database_url: str, principal: dict) -> tuple[str, str]:
     with engine.begin() as conn:
         store = TenantStore(conn, uuid.UUID(principal["tenant_id"]))
         agent = add_agent(store, owner)
+        # Every run sends all 1,000 messages: no compaction (it would write and shorten the requests).
+        store.agents.update(agent.id, context_window=MAX_CONTEXT_WINDOW)
         made = [add_session(store, agent.id, owner, 1_000, seed=1_000, summary=False) for _ in range(2)]
     engine.dispose()
     return str(made[0].id), str(made[1].id)
@@ -90,8 +94,9 @@ def measure(pairs: int) -> dict[str, Any]:
         ):
             http = requests.Session()
             http.headers["Authorization"] = f"Bearer {principal['api_key']}"
-            turn(http, on.url, on_session, -1), turn(http, off.url, off_session, -1)  # warm both
             samples: dict[str, list[float]] = {"ledger": [], "no ledger": []}
+            for index in range(WARMUP):
+                turn(http, on.url, on_session, index), turn(http, off.url, off_session, index)
             for index in range(pairs):
                 order = [("ledger", on.url, on_session), ("no ledger", off.url, off_session)]
                 for name, base, session in order if index % 2 == 0 else reversed(order):

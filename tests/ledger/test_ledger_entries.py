@@ -7,7 +7,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from hango.db.schema import model_calls, usage_records
+from hango.db.schema import messages, model_calls, usage_records
 from tests.fakes.provider_server import MESSAGES
 from tests.inspector.conftest import assistant, user
 from tests.ledger.helpers import call_detail, oldest_first, sent_hashes, wire_hashes
@@ -115,3 +115,18 @@ def test_ledger_rows_go_with_their_session_and_usage_rows_stay(lab) -> None:
             sa.select(sa.func.count()).where(usage_records.c.session_id == uuid.UUID(session))
         ).scalar_one()
     assert (ledger, usage) == (0, 1)
+
+
+def test_a_stored_message_carries_the_hash_its_calls_send_it_with(lab) -> None:
+    session = lab.session(lab.agent())
+    lab.fake.reply(tool_call("toolu_1", "ls", {}), "two files")
+
+    lab.say(session, "what is in /?")
+
+    with lab.engine.connect() as conn:
+        stored = dict(conn.execute(sa.select(messages.c.seq, messages.c.content_hash)).all())
+    assert len(stored) == 4 and None not in stored.values()
+    last = call_detail(lab, session, oldest_first(lab, session)[-1]["id"])["parts"]
+    assert {int(p["id"].removeprefix("message:")): p["hash"] for p in last if p["kind"] == "message"} == {
+        seq: digest for seq, digest in stored.items() if seq < 4
+    }
