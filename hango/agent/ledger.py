@@ -158,7 +158,7 @@ def rebuild(rows: Iterable[Any]) -> dict[uuid.UUID, SentCall]:
     calls: dict[uuid.UUID, SentCall] = {}
     for row in rows:
         base = calls[row.base_id].parts[: row.prefix_parts] if row.base_id is not None else ()
-        tail = tuple(SentPart(part, digest, tokens) for part, digest, tokens in row.tail)
+        tail = tuple(map(SentPart._make, row.tail))
         calls[row.id] = SentCall(base + tail, tuple(row.breakpoints))
     return calls
 

@@ -86,13 +86,6 @@ class ModelCalls(Scoped):
         )
         return self.conn.execute(query).first()
 
-    def latest(self, session_id: uuid.UUID) -> sa.Row | None:
-        """The session's most recent call, or None."""
-        query = self._listed().where(self.where(model_calls.c.session_id == session_id))
-        return self.conn.execute(
-            query.order_by(model_calls.c.started_at.desc(), model_calls.c.id.desc()).limit(1)
-        ).first()
-
     def _listed(self) -> sa.Select:
         joined = model_calls.join(usage_records, usage_records.c.id == model_calls.c.usage_id)
         return sa.select(*LISTED_COLUMNS).select_from(joined)
