@@ -18,6 +18,7 @@ from hango.agent.ledger import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
 from hango.store.pages import Page
+from hango.store.usage import TOKEN_COLUMNS
 
 blp = Blueprint("calls", __name__, url_prefix="/v1/sessions/<uuid:session_id>", description="The call ledger")
 NOT_FOUND = "`not_found`: no such session (or not the caller's), or no such call in it."
@@ -100,7 +101,7 @@ def call_view(row: sa.Row) -> dict[str, Any]:
     return {
         **{name: row._mapping[name] for name in ("id", "purpose", "run_id", "model", "started_at")},
         "duration_ms": row.duration_ms,
-        "usage": {name: row._mapping[name] for name in CallUsageSchema._declared_fields},
+        "usage": {name: row._mapping[name] for name in TOKEN_COLUMNS},
         "estimated_input_tokens": row.estimated_input_tokens,
         "parts_count": row.parts_count,
         "cache": {

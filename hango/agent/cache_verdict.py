@@ -107,7 +107,35 @@ def judge(
     overrides: Overrides,
     reported: int | None = None,
 ) -> Verdict:
-    """The verdict on ``call`` (``reported``: the provider's cache-read tokens, None before sending)."""
+    """The verdict on ``call`` (``reported``: the provider's cache-read tokens, None before sending).
+
+    A provider that read more than expected found a prefix the lineage does not know (another
+    session of the same agent wrote it): that is no miss.
+    """
+    verdict = _expect(
+        previous,
+        call,
+        started_at=started_at,
+        rules=rules,
+        model=model,
+        overrides=overrides,
+        reported=reported,
+    )
+    if reported is not None and reported > verdict.expected_read_tokens:
+        return Verdict(verdict.expected_read_tokens)
+    return verdict
+
+
+def _expect(
+    previous: Previous | None,
+    call: SentCall,
+    *,
+    started_at: dt.datetime,
+    rules: CacheRules,
+    model: str,
+    overrides: Overrides,
+    reported: int | None,
+) -> Verdict:
     if not rules.enabled:
         return NO_CACHE
     if previous is None:

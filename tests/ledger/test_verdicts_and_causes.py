@@ -93,6 +93,11 @@ def test_a_prefix_broken_after_the_system_breakpoint_still_reads_up_to_it() -> N
     )
 
 
+def test_a_provider_reading_more_than_the_lineage_explains_is_no_miss() -> None:
+    # Another session of the agent cached the same tools and system blocks.
+    assert verdict(None, FIRST, reported=300).as_dict()["miss_reason"] is None
+
+
 def test_fewer_cached_tokens_than_expected_is_unexplained() -> None:
     assert verdict(FIRST, SECOND, reported=0).miss_reason == "unexplained"
 
