@@ -11,7 +11,8 @@ tool; the role, then per block ``text, <text>``, ``tool_use, <id>, <name>,
 (JSON values in sorted, compact JSON). No hashed text holds a NUL: PostgreSQL
 stores none, and model answers are made NUL-free before anything uses them.
 Joining fields costs a fifth of serializing whole messages to sorted JSON, and a
-run hashes its whole history once.
+stored message is hashed once, by the run that stores it (``messages.content_hash``,
+remembered with the loaded message); older rows are hashed when sent.
 
 Successive calls of a session share long prefixes, so a call is stored as a
 delta against its **base** (the previous call of its lineage): how many leading
