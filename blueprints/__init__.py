@@ -1,4 +1,8 @@
-"""Every blueprint of the app, registered from these two lists."""
+"""Every blueprint of the app, registered from these two lists.
+
+``context_try`` adds its route to ``context.blp`` (one API area, one OpenAPI tag), so it is
+imported here for that and has no blueprint of its own.
+"""
 
 from blueprints import (
     admin,
@@ -8,7 +12,7 @@ from blueprints import (
     calls,
     chat,
     context,
-    context_try,
+    context_try,  # noqa: F401 (adds its route to context.blp)
     health,
     me,
     members,
@@ -34,7 +38,6 @@ API_BLUEPRINTS = [
     messages.blp,
     chat.blp,
     context.blp,
-    context_try.blp,
     calls.blp,
     overrides.blp,
     runs.blp,

@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import current_app, g
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
@@ -14,16 +14,13 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent.call_views import next_call_cache
-from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.parts import MalformedPart, kind_of
 from hango.agent.snapshot import Snapshot, build_snapshot
-from hango.agent.state import Caller
-from hango.agent.types import block_to_dict, message_to_dict
 from hango.api import Blueprint
-from hango.db import db
 from hango.errors import NotFound, Unprocessable
+from hango.messages import block_to_dict, message_to_dict
 from hango.telemetry import names
 
 blp = Blueprint(
@@ -38,11 +35,9 @@ class InspectArgsSchema(Schema):
     format = fields.String(load_default="parts", validate=validate.OneOf(["parts", "request"]))
 
 
-def session_assembly(overrides=None) -> Assembly:
+def session_assembly() -> Assembly:
     """The current session's next call, assembled through the real chain."""
-    who = tenancy.principal()
-    deps = Deps(db.engine, current_app.config["HANGO"])
-    return inspect_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id), overrides)
+    return inspect_session(tenancy.deps(), tenancy.store(), g.session, tenancy.caller())
 
 
 def request_body(draft: Draft) -> dict[str, Any]:
@@ -117,10 +112,10 @@ class Context(MethodView):
                 return full_part(assembly, args["full"])
             if args["format"] == "request":
                 return request_body(assembly.captured)
-            snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
+            snapshot = build_snapshot(assembly, tenancy.deps())
             _record(snapshot, started)
         last = tenancy.store().usage.last_call(session_id)
-        cache = next_call_cache(assembly, tenancy.store(), Deps(db.engine, current_app.config["HANGO"]))
+        cache = next_call_cache(assembly, tenancy.store(), tenancy.deps())
         return {
             "session_id": str(session_id),
             "agent_id": str(assembly.state.agent.id),

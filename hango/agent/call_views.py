@@ -35,7 +35,7 @@ from hango.agent.parts import (
     tool_part,
 )
 from hango.agent.snapshot import label_of, message_label, message_preview
-from hango.agent.types import Block, ToolUseBlock
+from hango.messages import Block, ToolUseBlock
 from hango.providers import split_model
 from hango.store import TenantStore
 

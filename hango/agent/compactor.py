@@ -11,7 +11,7 @@ from hango.agent.gateway import Gateway
 from hango.agent.middleware.summarization import KEEP_SHARE, compact_at
 from hango.agent.parts import TRANSCRIPT, SourcedBlock, SourcedMessage, system_part
 from hango.agent.state import RunState
-from hango.agent.types import Block, Message, TextBlock, text_of
+from hango.messages import Block, Message, TextBlock, text_of
 from hango.store import TenantStore
 from hango.telemetry import names
 

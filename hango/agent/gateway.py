@@ -15,8 +15,8 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
 from hango.agent.ledger import Lineage, SentCall, sent_call
 from hango.agent.state import RunState
-from hango.agent.types import Response
 from hango.errors import QuotaExhausted
+from hango.messages import Response
 from hango.providers import split_model
 from hango.store import TenantStore
 from hango.telemetry import names

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from hango.agent.draft import Draft
 from hango.agent.estimator import IdentityMemo, estimate_block, estimate_message, estimate_tool
 from hango.agent.parts import PartID, tool_part
-from hango.agent.types import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
+from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
 
 HASH_CHARS = 32
 # The calls whose prefix a call of each purpose may share, and so is stored against.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
-from hango.agent.types import Message, ToolUseBlock
+from hango.messages import Message, ToolUseBlock
 
 
 class Compactor(Protocol):
@@ -97,7 +97,6 @@ class RunState:
     overrides: Overrides = field(default_factory=Overrides)
     excluded_tokens: int = 0
     compactor: Compactor | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def last_seq(self) -> int:

@@ -1,7 +1,7 @@
 """The call ledger: what every model call sent, as part hashes, without content.
 
 Revision ID: 0005
-Revises: 0002
+Revises: 0004
 Create Date: 2026-12-01
 
 One row per model call, written in the statement that writes its usage row.
@@ -13,7 +13,7 @@ and the parts after them. Rows go with their session.
 from alembic import op
 
 revision = "0005"
-down_revision = "0002"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -32,7 +32,7 @@ from hango.db import make_engine
 from hango.store import TenantStore
 from scripts.bench.hango_server import database, serving
 from scripts.bench.history import add_agent, add_session
-from scripts.bench.inspect_report import p50, p95
+from scripts.bench.inspector_report import p50, p95
 
 RATE_LIMIT = 10_000_000
 TARGET = 1.05
@@ -90,7 +90,7 @@ def measure(pairs: int) -> dict[str, Any]:
         on_session, off_session = seed(url, principal)
         with (
             serving(data_dir, url, principal, 1) as on,
-            serving(data_dir, url, principal, 1, {"HANGO_CALL_LEDGER": "0"}) as off,
+            serving(data_dir, url, principal, 1, env={"HANGO_CALL_LEDGER": "0"}) as off,
         ):
             http = requests.Session()
             http.headers["Authorization"] = f"Bearer {principal['api_key']}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hango.agent.types import Message, Response, TextBlock, Usage
+from hango.messages import Message, Response, TextBlock, Usage
 from hango.telemetry import names
 from tests.inspector.conftest import assistant, excluding, user
 from tests.ledger.helpers import LONG_PROMPT, listed_calls, oldest_first

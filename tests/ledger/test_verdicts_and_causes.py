@@ -11,7 +11,7 @@ from hango.agent.ledger import Previous, SentCall, SentPart, delta, rebuild, sen
 from hango.agent.middleware.prompt_cache import with_breakpoints
 from hango.agent.overrides import Override, Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage, message_part, system_part
-from hango.agent.types import Block, Message, TextBlock, ToolDef
+from hango.messages import Block, Message, TextBlock, ToolDef
 
 T0 = dt.datetime(2026, 12, 1, 8, 0, tzinfo=dt.UTC)
 RULES = CacheRules(ttl_seconds=300, minimum_tokens=100)

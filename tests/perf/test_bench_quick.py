@@ -19,7 +19,7 @@ def test_the_quick_benchmark_runs_without_errors_and_writes_its_table_and_json(t
     argv = [
         sys.executable,
         "-m",
-        "scripts.bench.inspect",
+        "scripts.bench.inspector",
         "--quick",
         "--no-timing-asserts",
         "--out",
