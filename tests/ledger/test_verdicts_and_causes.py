@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from hango.agent.cache_verdict import ANTHROPIC, CacheRules, judge, rules_for
 from hango.agent.call_diff import diff, first_difference
 from hango.agent.draft import Draft
@@ -11,6 +13,7 @@ from hango.agent.ledger import Previous, SentCall, SentPart, delta, rebuild, sen
 from hango.agent.middleware.prompt_cache import with_breakpoints
 from hango.agent.overrides import Override, Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage, message_part, system_part
+from hango.config import ConfigError, load_config
 from hango.messages import Block, Message, TextBlock, ToolDef
 
 T0 = dt.datetime(2026, 12, 1, 8, 0, tzinfo=dt.UTC)
@@ -119,6 +122,13 @@ def test_rules_are_configurable_per_provider() -> None:
     rules = rules_for("anthropic", '{"anthropic": {"ttl_seconds": 3600, "minimums": [["test", 7]]}}')
     assert (rules.ttl_seconds, rules.minimum_for("claude-test")) == (3600, 7)
     assert rules_for("openai", '{"anthropic": {"ttl_seconds": 1}}').ttl_seconds == 300
+
+
+def test_cache_rules_that_are_not_rules_are_refused_at_start() -> None:
+    for raw in ("{not json", '["anthropic"]', '{"anthropic": {"ttl": 5}}'):
+        with pytest.raises(ConfigError, match="HANGO_CACHE_RULES"):
+            load_config({"HANGO_CACHE_RULES": raw})
+    assert load_config({"HANGO_CACHE_RULES": '{"anthropic": {"ttl_seconds": 5}}'}).cache_rules
 
 
 def cause(earlier: SentCall, later: SentCall, overrides: Overrides = NONE) -> tuple[str, str]:
