@@ -17,6 +17,7 @@ from hango.agent.compactor import SUMMARIZER, SUMMARIZER_PROMPT
 from hango.agent.deps import Deps
 from hango.agent.inspect import Assembly
 from hango.agent.ledger import (
+    LINEAGES,
     Lineage,
     SentCall,
     block_hash,
@@ -40,8 +41,8 @@ from hango.providers import split_model
 from hango.store import TenantStore
 
 Shown = tuple[str, str]  # (label, preview)
-# The calls the next call of a run continues from: ``from=last`` in a diff.
-CONVERSATION = ("run", "context_try")
+# The calls the session's next call continues from (a try's lineage): ``from=last`` in a diff.
+CONVERSATION = LINEAGES["context_try"]
 
 
 def ledger_kind(part: str) -> str:

@@ -27,12 +27,15 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hango.agent.draft import Draft
 from hango.agent.estimator import IdentityMemo, estimate_block, estimate_message, estimate_tool
 from hango.agent.parts import PartID, tool_part
 from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
+
+if TYPE_CHECKING:
+    from hango.store.model_calls import ModelCalls
 
 HASH_CHARS = 32
 # The calls whose prefix a call of each purpose may share, and so is stored against.
@@ -172,7 +175,7 @@ class Lineage:
     base_id: uuid.UUID | None = None
     previous: Previous | None = None
 
-    def load(self, calls: Any, session_id: uuid.UUID, purpose: str) -> None:
+    def load(self, calls: ModelCalls, session_id: uuid.UUID, purpose: str) -> None:
         """Rebuild the lineage's latest call from the session's ledger rows (one query)."""
         rows = calls.lineage(session_id, LINEAGES[purpose])
         self.loaded = True
