@@ -31,6 +31,8 @@ class Config:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     otlp_endpoint: str | None = None
+    otlp_metrics_endpoint: str | None = None
+    trace_project: str = "hango"
     call_ledger: bool = True
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
@@ -70,6 +72,8 @@ _ENV = {
     "openai_base_url": "HANGO_OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "otlp_metrics_endpoint": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "trace_project": "HANGO_TRACE_PROJECT",
     "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",
 }
