@@ -14,6 +14,7 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent import calibration
+from hango.agent.call_views import next_call_cache
 from hango.agent.draft import Draft
 from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.parts import MalformedPart, kind_of
@@ -130,4 +131,5 @@ class Context(MethodView):
             "last_call": None
             if recent.reported is None
             else {"estimated": recent.estimated, "reported": recent.reported},
+            "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
         }

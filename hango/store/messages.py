@@ -36,7 +36,7 @@ class Messages(Scoped):
         (``docs/performance.md``).
         """
         c = messages.c
-        query = sa.select(c.seq, c.role, c.content, c.tokens, c.estimator_version)
+        query = sa.select(c.seq, c.role, c.content, c.tokens, c.estimator_version, c.content_hash)
         query = query.where(self.where(c.session_id == session_id, c.seq > after_seq)).order_by(c.seq)
         return iter(self.conn.execute(query))
 
@@ -65,15 +65,18 @@ class Messages(Scoped):
         *,
         tokens: int | None = None,
         estimator_version: int | None = None,
+        content_hash: str | None = None,
     ) -> sa.Row:
-        """Store the session's next message (with its token estimate when given).
+        """Store the session's next message (with its token estimate and ledger hash when given).
 
-        The session row lock makes ``seq`` gap-free under concurrency.
+        The session row lock makes ``seq`` gap-free under concurrency. The lock is
+        ``FOR NO KEY UPDATE``: it serializes appenders but lets the call ledger's rows
+        reference the session meanwhile (a subagent's calls are recorded while the turn is open).
         """
         self.conn.execute(
             sa.select(sessions.c.id)
             .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
-            .with_for_update()
+            .with_for_update(key_share=True)
         ).one()
         next_seq = (
             sa.select(sa.func.coalesce(sa.func.max(messages.c.seq), 0) + 1)
@@ -89,6 +92,7 @@ class Messages(Scoped):
             run_id=run_id,
             tokens=tokens,
             estimator_version=estimator_version,
+            content_hash=content_hash,
         )
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:
