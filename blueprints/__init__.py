@@ -9,6 +9,7 @@ from blueprints import (
     agents,
     api_keys,
     audit,
+    calls,
     chat,
     context,
     context_try,  # noqa: F401 (adds its route to context.blp)
@@ -37,6 +38,7 @@ API_BLUEPRINTS = [
     messages.blp,
     chat.blp,
     context.blp,
+    calls.blp,
     overrides.blp,
     runs.blp,
     usage.blp,

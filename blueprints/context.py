@@ -15,6 +15,7 @@ from blueprints.common import error_response
 from blueprints.context_schemas import ANSWERS
 from hango import telemetry, tenancy
 from hango.agent import calibration
+from hango.agent.call_views import next_call_cache
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
 from hango.agent.inspect import Assembly, inspect_session
@@ -172,4 +173,5 @@ class Context(MethodView):
             "last_call": None
             if recent.reported is None
             else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
+            "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
         }

@@ -67,6 +67,21 @@ class CalibrationSchema(Schema):
     calls = fields.Integer(required=True, metadata={"description": "how many calls the median is over"})
 
 
+class NextCallCacheSchema(Schema):
+    expected_read_tokens = fields.Integer(
+        required=True, metadata={"description": "what the next call would read from the prompt cache"}
+    )
+    miss_reason = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "prefix_changed, expired, below_minimum, first_call or null"},
+    )
+    miss_part = fields.String(
+        required=True, allow_none=True, metadata={"description": "the first changed part"}
+    )
+    miss_cause = fields.String(required=True, allow_none=True)
+
+
 class InspectSchema(Schema):
     session_id = fields.String(required=True)
     agent_id = fields.String(required=True)
@@ -102,6 +117,9 @@ class InspectSchema(Schema):
         keys=fields.String(), values=fields.Integer(), required=True, allow_none=True
     )
     calibration = fields.Nested(CalibrationSchema, required=True, allow_none=True)
+    cache = fields.Nested(
+        NextCallCacheSchema, required=True, metadata={"description": "the next call's prompt cache outlook"}
+    )
     system = fields.List(fields.Nested(PartSchema), required=True)
     tools = fields.List(fields.Nested(PartSchema), required=True)
     messages = fields.List(fields.Nested(PartSchema), required=True)

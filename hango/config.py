@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -32,6 +33,8 @@ class Config:
     otlp_endpoint: str | None = None
     otlp_metrics_endpoint: str | None = None
     trace_project: str = "hango"
+    call_ledger: bool = True
+    cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
 
     def __post_init__(self) -> None:
@@ -71,6 +74,8 @@ _ENV = {
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
     "otlp_metrics_endpoint": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     "trace_project": "HANGO_TRACE_PROJECT",
+    "call_ledger": "HANGO_CALL_LEDGER",
+    "cache_rules": "HANGO_CACHE_RULES",
 }
 
 
@@ -102,5 +107,24 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, An
         if env.get(var):
             kind = str(kinds[name]).split(" | ")[0]
             values[name] = _parse(name, kind, env[var])
-    config = replace(Config(), **values)
-    return replace(config, **dict(overrides or {}))
+    config = replace(replace(Config(), **values), **dict(overrides or {}))
+    _check_cache_rules(config.cache_rules)
+    return config
+
+
+CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})
+
+
+def _check_cache_rules(raw: str | None) -> None:
+    """Refuse ``HANGO_CACHE_RULES`` unless it maps provider names to objects of known rule keys."""
+    if raw is None:
+        return
+    try:
+        rules = json.loads(raw)
+    except ValueError:
+        rules = None
+    if not isinstance(rules, dict) or not all(
+        isinstance(rule, dict) and set(rule) <= CACHE_RULE_KEYS for rule in rules.values()
+    ):
+        keys = ", ".join(sorted(CACHE_RULE_KEYS))
+        raise ConfigError(f"HANGO_CACHE_RULES must be a JSON object of providers to objects of {keys}")

@@ -6,10 +6,12 @@ from dataclasses import dataclass, replace
 
 from hango import telemetry
 from hango.agent.deps import Deps
+from hango.agent.draft import Draft
 from hango.agent.gateway import Gateway
 from hango.agent.middleware.summarization import KEEP_SHARE, compact_at
+from hango.agent.parts import TRANSCRIPT, SourcedBlock, SourcedMessage, system_part
 from hango.agent.state import RunState
-from hango.messages import Block, Message, Request, TextBlock, text_of
+from hango.messages import Block, Message, TextBlock, text_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
@@ -19,6 +21,7 @@ SUMMARIZER_PROMPT = (
     "open questions. Be concise and specific; keep names, numbers and paths exact."
 )
 SUMMARY_MAX_TOKENS = 1024
+SUMMARIZER = system_part("summarizer")
 
 
 def summary_max_tokens(state: RunState) -> int:
@@ -35,15 +38,16 @@ class StoredCompactor:
         """One summarizer call billed with purpose ``summarize``."""
         summarizing = replace(self.state, purpose="summarize")
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
-        request = Request(
+        draft = Draft(
             model=self.state.agent.model,
-            system=(Block(SUMMARIZER_PROMPT),),
-            messages=(Message("user", (TextBlock(transcript),)),),
+            system=(SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT)),),
+            tools=(),
+            messages=(SourcedMessage(TRANSCRIPT, Message("user", (TextBlock(transcript),))),),
             max_tokens=summary_max_tokens(self.state),
         )
         with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE, record_exception=False) as span:
             span.set_attributes({names.SESSION_ID: str(self.state.session_id), names.PURPOSE: "summarize"})
-            return text_of(gateway.send(request).message).strip() or "(empty summary)"
+            return text_of(gateway.send(draft).message).strip() or "(empty summary)"
 
     def save(self, through_seq: int, text: str) -> None:
         with self.deps.engine.begin() as conn:

@@ -20,7 +20,7 @@ from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.inspect import prepare_session
-from hango.agent.loader import stored_message
+from hango.agent.loader import append_message, store_estimates
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
@@ -149,6 +149,7 @@ class _Run:
             ctx = ToolContext(self.store, state, self.deps, self.chain)
             results = tool_phase(self.chain, state, ctx, uses)
             self._append(state, "user", message_to_dict(results)["content"])
+        store_estimates(self.store, state)  # with the first answer: a failed call changes nothing
         self._commit()
         return bool(uses)
 
@@ -157,9 +158,7 @@ class _Run:
         self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
-        row = self.store.messages.append(state.session_id, role, content, state.run_id)
-        self.new.append(row)
-        state.history.append(stored_message(row))
+        self.new.append(append_message(self.store, state, role, content))
 
     def _repair(self, state: RunState, repair: StoredMessage | None) -> None:
         """Close what a crashed run left: its ``running`` row, and store the dangling ``tool_use``'s answer."""
@@ -169,9 +168,8 @@ class _Run:
             {"code": "interrupted", "message": "the run's worker stopped before the run finished"},
         )
         if repair is not None:
-            content = message_to_dict(repair.message)["content"]
-            row = self.store.messages.append(state.session_id, "user", content)
-            state.history[-1] = stored_message(row)  # the seq inspect showed: the counter is the session's
+            state.history.remove(repair)  # the in-memory answer, stored now under the seq inspect showed
+            append_message(self.store, state, "user", message_to_dict(repair.message)["content"])
         self.conn.commit()
 
     def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:

@@ -89,6 +89,7 @@ class RunState:
     memory: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
     summary: Summary | None = None
+    unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     capture_only: bool = False
     would_compact: bool = False
     purpose: str = "run"
@@ -101,7 +102,9 @@ class RunState:
 
     @property
     def last_seq(self) -> int:
-        return self.history[-1].seq if self.history else 0
+        if self.history:
+            return self.history[-1].seq
+        return self.summary.through_seq if self.summary else 0
 
     @property
     def next_seq(self) -> int:

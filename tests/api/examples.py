@@ -209,6 +209,11 @@ EXAMPLES = [
     Example("GET", f"{SESSION}/runs", "/v1/sessions/{session}/runs", 200, shows="{run}", paged="cursor"),
     Example("GET", "/v1/runs/<uuid:run_id>", "/v1/runs/{run}", 200, shows="{run}"),
     Example("GET", f"{SESSION}/context", "/v1/sessions/{session}/context", 200, shows="{session}"),
+    Example("GET", f"{SESSION}/calls", "/v1/sessions/{session}/calls", 200, shows="{call}", paged="cursor"),
+    Example(
+        "GET", f"{SESSION}/calls/<uuid:call_id>", "/v1/sessions/{session}/calls/{call}", 200, shows="{call}"
+    ),
+    Example("GET", f"{SESSION}/context/diff", "/v1/sessions/{session}/context/diff", 200, shows="{call}"),
     Example(
         "POST",
         f"{SESSION}/context/try",
