@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hango.agent import snapshot
-from hango.agent.parts import PREVIEW_CHARS
+from hango.agent.parts import PREVIEW_CHARS, preview
 from hango.agent.snapshot import message_preview
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -51,6 +51,7 @@ def test_a_preview_is_the_start_of_the_whole_message_text(content: list[ContentB
 def test_a_preview_of_a_huge_tool_input_is_its_start() -> None:
     use = ToolUseBlock("toolu_1", "write_file", {"path": "/a.py", "content": "x = 1\n" * 100_000})
 
-    preview = message_preview(Message("assistant", (use,)))
+    shown = preview(message_preview(Message("assistant", (use,))))
 
-    assert preview == ('write_file({"path": "/a.py", "content": "' + "x = 1\\n" * 40)[:PREVIEW_CHARS]
+    assert shown.text == ('write_file({"path": "/a.py", "content": "' + "x = 1\\n" * 40)[:PREVIEW_CHARS]
+    assert shown.truncated
