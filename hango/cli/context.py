@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
+import uuid
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
 from hango.cli.context_parts import Overrides, by_route, closure, expand, known_parts, pairing, route_of
-from hango.cli.context_table import Style, render_full, render_snapshot, render_try
+from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
 INCLUDE_HELP = "parts to send this time although stored overrides leave them out"
@@ -38,6 +38,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     what = show.add_mutually_exclusive_group()
     what.add_argument("--full", metavar="PART", help="print one part's whole content")
     what.add_argument("--request", action="store_true", help="print the exact request body as JSON")
+    rows = show.add_mutually_exclusive_group()
+    rows.add_argument("--all", action="store_true", help="every part (default: a long group's largest)")
+    rows.add_argument("--top", type=positive, metavar="N", help="only the N parts with the most tokens")
+    show.add_argument(
+        "--sort", choices=("order", "tokens"), default="order", help="rows as sent (default) or largest first"
+    )
     for name, text, action in (
         ("exclude", "leave parts out of the session's next runs", exclude_parts),
         ("include", "remove parts' overrides (and their companions')", include_parts),
@@ -55,7 +61,31 @@ def register(commands: argparse._SubParsersAction) -> None:
     attempt.add_argument(
         "--include", nargs="+", action="extend", default=[], metavar="PART", help=INCLUDE_HELP
     )
+    attempt.add_argument(
+        "--replace",
+        nargs="+",
+        action="extend",
+        default=[],
+        type=replacement,
+        metavar="PART=TEXT",
+        help="send a part with other text this time, e.g. system:agent='Be terse.'",
+    )
     attempt.add_argument("--message", help="a user message to append for this call")
+
+
+def positive(text: str) -> int:
+    """A whole number of at least 1 (``--top``)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def replacement(text: str) -> tuple[str, str]:
+    """``PART=TEXT`` as ``(part, text)``: the part id ends at the first ``=``."""
+    part, equals, value = text.partition("=")
+    if not equals or not part:
+        raise argparse.ArgumentTypeError(f"{text!r} is not PART=TEXT, e.g. system:agent='Be terse.'")
+    return part, value
 
 
 def _command(
@@ -63,10 +93,20 @@ def _command(
 ) -> argparse.ArgumentParser:
     """A ``hango context`` action with ``--session`` and ``--json``."""
     parser = actions.add_parser(name, help=text, description=text)
-    parser.add_argument("--session", required=True, help="the session's id")
+    parser.add_argument("--session", required=True, type=session_id, help="the session's id")
     parser.add_argument("--json", action="store_true", help="print the server's JSON answer")
     parser.set_defaults(handler=partial(handle, action))
     return parser
+
+
+def session_id(text: str) -> str:
+    """A session id as the server spells it (a UUID); anything else is a usage error, not a 404."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a session id (a UUID): `hango sessions` lists them"
+        ) from None
 
 
 def handle(action: client.Action, args: argparse.Namespace) -> int:
@@ -106,8 +146,8 @@ def show_lines(result: Any, args: argparse.Namespace) -> list[str]:
         return render_full(result)
     if args.request:
         return [json.dumps(result, indent=2, ensure_ascii=False)]
-    width = shutil.get_terminal_size().columns
-    return render_snapshot(result, width, Style.for_stream(sys.stdout))
+    choice = Choice(every=args.all, top=args.top, order=args.sort)
+    return render_snapshot(result, terminal_width(), Style.for_stream(sys.stdout), choice)
 
 
 class Routes:
@@ -139,6 +179,12 @@ class Routes:
                 "PUT", self.path(route), body=overrides.body(), headers={"If-Match": etag}
             )
         except ApiError as exc:
+            if exc.status == 404 and route == "agent":
+                raise ClientError(
+                    f"you may not change agent {self.snapshot['agent_id']}: system and tool parts are the "
+                    "agent's, changed only by its owner or a tenant admin; nothing was saved for the agent. "
+                    "Leave them out of one call with `hango context try --exclude` instead"
+                ) from exc
             if exc.status == 412:
                 raise ClientError(
                     f"the {route}'s overrides changed while this command ran (someone else saved them); "
@@ -223,6 +269,8 @@ def try_call(api: Client, args: argparse.Namespace) -> Any:
     if snapshot:
         together = closure(body["include"], pairing(snapshot))
         body["include"] += [p for p in known if p in together and p not in body["include"]]
+    if args.replace:
+        body["replace"] = dict(args.replace)
     if args.message is not None:
         body["message"] = args.message
     return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
@@ -254,5 +302,5 @@ PRINTERS = {
     exclude_parts: partial(said, EXCLUDE_SAYS),
     include_parts: partial(said, INCLUDE_SAYS),
     replace_part: partial(said, REPLACE_SAYS),
-    try_call: lambda result, _args: render_try(result),
+    try_call: lambda result, _args: render_try(result, terminal_width()),
 }
