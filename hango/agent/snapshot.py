@@ -40,6 +40,8 @@ class PartView:
     stale: bool = False
     cached_prefix: bool = False
     cache_loss_tokens: int = 0
+    role: str | None = None  # a message's (or the summary's) role
+    tools: list[str] = field(default_factory=list)  # the tools it defines, calls or answers
 
 
 @dataclass
@@ -53,6 +55,7 @@ class Snapshot:
     would_compact: bool
     context_window: int
     compact_at: int
+    output_reserve: int
     before: dict[str, int]
 
     def totals(self) -> dict[str, dict[str, int]]:
@@ -73,6 +76,7 @@ class Snapshot:
             "totals": self.totals(),
             "context_window": self.context_window,
             "compact_at": self.compact_at,
+            "output_reserve": self.output_reserve,
             "free": self.context_window - self.total_after,
             "would_compact": self.would_compact,
             **body,
@@ -110,6 +114,7 @@ def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
         would_compact=state.would_compact,
         context_window=state.agent.context_window,
         compact_at=compact_at(state),
+        output_reserve=sent.max_tokens,
         before=before,
     )
 
@@ -125,7 +130,10 @@ def _before(assembly: Assembly) -> dict[str, int]:
 
 def _part(part: PartID, text: str, tokens: int, sent: dict[PartID, int]) -> PartView:
     kind = kind_of(part)
-    return PartView(part, kind, label_of(part), preview(text), sent.get(part, tokens), part in sent)
+    view = PartView(part, kind, label_of(part), preview(text), sent.get(part, tokens), part in sent)
+    if kind == "tool":
+        view.tools = [label_of(part)]
+    return view
 
 
 def _message_parts(assembly: Assembly, sent: dict[PartID, int]) -> list[PartView]:
@@ -138,6 +146,8 @@ def _message_parts(assembly: Assembly, sent: dict[PartID, int]) -> list[PartView
         view = _part(sourced.part, message_preview(sourced.message), estimate_message(sourced.message), sent)
         view.label = message_label(sourced.part, sourced.message, names)
         view.paired_with = pairs.get(sourced.part, [])
+        view.role = sourced.message.role
+        view.tools = tools_of(sourced.message, names)
         views.append(view)
     return views
 
@@ -211,6 +221,17 @@ def message_label(part: PartID, message: Message, tool_names: dict[str, str]) ->
         elif "text" not in kinds:
             kinds.append("text")
     return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
+
+
+def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
+    """The tools a message calls or answers, each once, in order."""
+    found = []
+    for block in message.content:
+        if isinstance(block, ToolUseBlock):
+            found.append(block.name)
+        elif isinstance(block, ToolResultBlock):
+            found.append(tool_names.get(block.tool_use_id, "?"))
+    return list(dict.fromkeys(found))
 
 
 def message_preview(message: Message) -> str:

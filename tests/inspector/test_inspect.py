@@ -192,6 +192,12 @@ def test_window_compact_at_and_free(make_lab):
     assert body["would_compact"] is False
 
 
+def test_the_output_reserve_is_the_requests_max_tokens(lab: Lab):
+    session = lab.session(lab.agent(model=OFFLINE), [user("hi")])
+    reserve = lab.inspect(session)["output_reserve"]
+    assert reserve == lab.inspect(session, format="request")["max_tokens"] == 4096
+
+
 def test_last_call_shows_the_estimate_beside_the_reported_tokens(lab: Lab):
     _, session = furnished(lab, model="anthropic/claude-test")
     assert lab.inspect(session)["last_call"] is None

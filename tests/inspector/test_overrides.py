@@ -277,3 +277,16 @@ def test_a_new_session_without_messages_takes_and_clears_overrides(lab: Lab):
 
     assert stored_set.status_code == 200, stored_set.get_json()
     assert cleared.status_code == 200, cleared.get_json()
+
+
+def test_each_part_says_its_role_and_the_tools_it_defines_calls_or_answers(lab: Lab, paired: str):
+    body = lab.inspect(paired)
+    parts = by_id(body)
+    assert [(parts[f"message:{seq}"]["role"], parts[f"message:{seq}"]["tools"]) for seq in (1, 2, 3, 6)] == [
+        ("user", []),
+        ("assistant", ["ls"]),
+        ("user", ["ls"]),
+        ("assistant", []),
+    ]
+    assert all((p["role"], p["tools"]) == (None, [p["id"].removeprefix("tool:")]) for p in body["tools"])
+    assert all((p["role"], p["tools"]) == (None, []) for p in body["system"])
