@@ -5,6 +5,8 @@ document.addEventListener("alpine:init", () => {
 
   const model = hango.context;
   const PAGE = 100; // message rows shown at once: the panel stays quick at thousands of messages
+  const TOP = 10; // "Top 10 by tokens"
+  const everything = () => ({ sort: "order", kind: "", role: "", tool: "", search: "", top: 0 });
 
   Alpine.data("contextPanel", () => ({
     id: hango.ids().sessionId,
@@ -17,6 +19,9 @@ document.addEventListener("alpine:init", () => {
     etags: { agent: null, session: null },
     want: {},
     totals: null,
+    segments: [],
+    query: everything(),
+    shown: null,
     pendingCount: 0,
     page: 0,
     error: "",
@@ -58,7 +63,37 @@ document.addEventListener("alpine:init", () => {
       this.want = model.wantedFrom(snapshot, this.storedAll);
       if (this.detail && !this.want[this.detail.part.id]) this.detail = null; // the part is gone
       this.recount();
+      this.refilter();
+    },
+
+    // The rows the sort, filters and search show; paging starts again at the first page.
+    refilter() {
+      this.shown = model.freeze(model.view(this.snapshot, this.query));
       this.page = Math.min(this.page, this.pages - 1);
+    },
+
+    topByTokens() {
+      this.query = { ...everything(), sort: "tokens", top: TOP };
+      this.page = 0;
+      this.refilter();
+    },
+
+    showEverything() {
+      this.query = everything();
+      this.refilter();
+    },
+
+    get filtering() {
+      return JSON.stringify(this.query) !== JSON.stringify(everything());
+    },
+
+    get toolNames() {
+      return this.snapshot.tools.map((part) => part.tools[0]);
+    },
+
+    // A share of the window as the bar and its legend print it.
+    percent(tokens) {
+      return `${(Math.round(this.share(tokens) * 10) / 10).toLocaleString("en")}%`;
     },
 
     // Recount after every change of `want`: one pass over the parts here, rather than one
@@ -66,6 +101,7 @@ document.addEventListener("alpine:init", () => {
     recount() {
       const want = Alpine.raw(this.want);
       this.totals = model.totals(this.snapshot, want);
+      this.segments = model.segments(this.snapshot, this.totals);
       this.pendingCount = model.pending(this.snapshot, want, this.storedAll).length;
     },
 
@@ -74,16 +110,16 @@ document.addEventListener("alpine:init", () => {
     },
 
     get pages() {
-      return this.snapshot ? Math.max(1, Math.ceil(this.snapshot.messages.length / PAGE)) : 1;
+      return this.shown ? Math.max(1, Math.ceil(this.shown.messages.length / PAGE)) : 1;
     },
 
     rows(group) {
-      const parts = this.snapshot[group];
+      const parts = this.shown[group];
       return group === "messages" ? parts.slice(this.page * PAGE, (this.page + 1) * PAGE) : parts;
     },
 
     get pageLabel() {
-      const count = this.snapshot.messages.length;
+      const count = this.shown.messages.length;
       const first = Math.min(count, this.page * PAGE + 1);
       return `${hango.number(first)}–${hango.number(Math.min(count, (this.page + 1) * PAGE))} of ${hango.number(count)}`;
     },
@@ -161,8 +197,9 @@ document.addEventListener("alpine:init", () => {
     showError(error, field) {
       this[field] = hango.describe(error);
       for (const part of error.parts || []) this.rowErrors[part] = `${error.message} (${error.code})`;
-      const first = (error.parts || []).find((part) => this.snapshot.messages.findIndex((p) => p.id === part) >= 0);
-      if (first) this.page = Math.floor(this.snapshot.messages.findIndex((p) => p.id === first) / PAGE);
+      const at = (id) => this.shown.messages.findIndex((p) => p.id === id);
+      const first = (error.parts || []).find((part) => at(part) >= 0);
+      if (first) this.page = Math.floor(at(first) / PAGE);
     },
 
     async open(part) {
