@@ -152,3 +152,27 @@ def test_on_a_phone_an_opened_part_shows_where_the_user_is(admin: Admin, demo: D
     assert admin.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     detail.get_by_role("button", name="Close").click()
     expect(detail).to_be_hidden()
+
+
+def test_the_history_marks_messages_the_next_call_excludes_or_replaces(admin: Admin, api: Api, demo: Demo):
+    path = f"/v1/sessions/{demo.session_id}/context-overrides"
+    overrides = [
+        {"part": "message:2", "action": "exclude"},
+        {"part": "message:5", "action": "replace", "replacement": "Shorter."},
+    ]
+    api.call("PUT", path, json={"overrides": overrides})
+    admin.sign_in(demo.owner_key)
+    admin.page.goto(f"/admin/sessions/{demo.session_id}")
+    marks = admin.page.locator('[data-testid="next-call"]:visible')
+    expect(marks).to_have_count(3)  # the marks come with inspect, after the history
+    shown = {
+        item.get_attribute("data-seq"): item.get_by_test_id("next-call").inner_text()
+        for item in admin.page.locator(".message").all()
+        if item.get_by_test_id("next-call").is_visible()
+    }
+    assert shown == {
+        "2": "excluded from the next call",
+        "3": "excluded with its tool pair",
+        "5": "replaced in the next call",
+    }
+    assert marks.first.get_attribute("href") == f"/admin/sessions/{demo.session_id}/context"
