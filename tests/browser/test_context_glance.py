@@ -29,7 +29,9 @@ def legend(admin: Admin) -> dict[str, int]:
     """The tokens the legend prints for each segment."""
     items = admin.page.locator(".legend.segments li[data-segment]")
     return {
-        item.get_attribute("data-segment"): int(item.locator(".figure").inner_text().split(" ")[0].replace(",", ""))
+        item.get_attribute("data-segment"): int(
+            item.locator(".figure").inner_text().split(" ")[0].replace(",", "")
+        )
         for item in items.all()
     }
 
@@ -69,7 +71,9 @@ def test_the_bar_shows_each_category_with_tokens_and_share_of_the_window(admin: 
 
 
 @pytest.mark.parametrize("window", [200_000, 4_000])
-def test_the_compaction_mark_stays_visible_whatever_the_bars_colour(admin: Admin, api: Api, demo: Demo, window):
+def test_the_compaction_mark_stays_visible_whatever_the_bars_colour(
+    admin: Admin, api: Api, demo: Demo, window
+):
     """On free room (the demo) and over the messages once past the threshold (a small window)."""
     api.call("PATCH", f"/v1/agents/{demo.agent_id}", json={"context_window": window})
     admin.sign_in(demo.owner_key)
@@ -114,7 +118,9 @@ def test_sort_by_tokens_or_order_and_filter_by_kind_role_tool_and_search(admin: 
         "data-part", messages[0]["id"]
     )
     page.get_by_test_id("sort").select_option("order")
-    expect(page.locator('[data-group="messages"] tr[data-part]').first).to_have_attribute("data-part", "message:1")
+    expect(page.locator('[data-group="messages"] tr[data-part]').first).to_have_attribute(
+        "data-part", "message:1"
+    )
 
     page.get_by_test_id("filter-kind").select_option("tool")
     expect(page.locator("tr[data-part]")).to_have_count(len(inspect["tools"]))
@@ -144,7 +150,11 @@ def test_on_a_phone_an_opened_part_shows_where_the_user_is(admin: Admin, demo: D
     detail = admin.page.get_by_test_id("detail")
     expect(detail.get_by_test_id("full")).to_be_visible()
     box = detail.bounding_box()
-    assert box is not None and 0 <= box["y"] < PHONE["height"] and box["y"] + box["height"] <= PHONE["height"] + 1
+    assert (
+        box is not None
+        and 0 <= box["y"] < PHONE["height"]
+        and box["y"] + box["height"] <= PHONE["height"] + 1
+    )
     assert admin.page.evaluate(
         "() => { const r = document.querySelector('[data-testid=\"full\"]').getBoundingClientRect();"
         " return r.top >= 0 && r.top < window.innerHeight; }"
