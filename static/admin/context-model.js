@@ -186,6 +186,23 @@
     return shown;
   }
 
+  // How two tries differ: the parts each left out that the other sent, the parts whose
+  // replacement text differs, and the tokens each read and wrote (b minus a).
+  function tryDiff(a, b) {
+    const left = new Set(a.result.excluded);
+    const right = new Set(b.result.excluded);
+    const texts = [a.body.replace, b.body.replace];
+    const replaced = [...new Set(texts.flatMap(Object.keys))].filter((part) => texts[0][part] !== texts[1][part]);
+    const usage = (name) => (b.result.usage[name] || 0) - (a.result.usage[name] || 0);
+    return {
+      onlyA: [...left].filter((part) => !right.has(part)).sort(),
+      onlyB: [...right].filter((part) => !left.has(part)).sort(),
+      replaced: replaced.sort(),
+      input: usage("input_tokens"),
+      output: usage("output_tokens"),
+    };
+  }
+
   // A frozen copy: Alpine leaves frozen objects unproxied, which keeps 1,000 parts cheap.
   function freeze(value) {
     if (value && typeof value === "object") {
@@ -196,6 +213,6 @@
   }
 
   window.hango.context = {
-    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, freeze, segments, view,
+    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, freeze, segments, view, tryDiff,
   };
 })();

@@ -34,7 +34,8 @@ document.addEventListener("alpine:init", () => {
     tryMessage: "",
     trying: false,
     tryError: "",
-    tryResult: null,
+    tryA: null, // the answer kept for comparison
+    tryB: null, // the latest variant; a Try fills it and never touches A
 
     async init() {
       try {
@@ -234,19 +235,40 @@ document.addEventListener("alpine:init", () => {
       if (!this.saveError) await this.open(this.detail.part);
     },
 
+    // The first Try fills A; every later one fills B, next to it, until "Keep as A".
     async runTry() {
       this.trying = true;
       this.tryError = "";
-      this.tryResult = null;
       this.rowErrors = {};
       try {
         const body = model.tryBody(this.snapshot, this.want, this.storedAll, this.tryMessage);
-        this.tryResult = (await hango.send("POST", `/v1/sessions/${this.id}/context/try`, { body })).data;
+        const result = (await hango.send("POST", `/v1/sessions/${this.id}/context/try`, { body })).data;
+        const entry = model.freeze({ body, result });
+        if (this.tryA) this.tryB = entry;
+        else this.tryA = entry;
       } catch (error) {
         this.showError(error, "tryError");
       } finally {
         this.trying = false;
       }
+    },
+
+    get tryColumns() {
+      return [["a", "A", this.tryA], ["b", "B", this.tryB]].filter(([, , entry]) => entry);
+    },
+
+    get tryDiff() {
+      return this.tryA && this.tryB ? model.tryDiff(this.tryA, this.tryB) : null;
+    },
+
+    keepAsA() {
+      this.tryA = this.tryB;
+      this.tryB = null;
+    },
+
+    clearTries() {
+      this.tryA = null;
+      this.tryB = null;
     },
   }));
 });

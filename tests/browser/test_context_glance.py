@@ -186,3 +186,36 @@ def test_the_history_marks_messages_the_next_call_excludes_or_replaces(admin: Ad
         "5": "replaced in the next call",
     }
     assert marks.first.get_attribute("href") == f"/admin/sessions/{demo.session_id}/context"
+
+
+def test_try_side_by_side_keeps_both_answers_with_the_requests_diff_and_both_usages(
+    admin: Admin, api: Api, demo: Demo
+):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    page = admin.page
+    try_card = page.get_by_test_id("try")
+    column = lambda key: try_card.locator(f'[data-testid="try-answer"][data-column="{key}"]')  # noqa: E731
+
+    try_card.get_by_role("button", name="Try").click()  # A: the saved selection
+    expect(column("a")).to_contain_text("6 system block(s)")
+    admin.box("system:todo").uncheck()  # B: the variant, unsaved
+    try_card.get_by_role("button", name="Try").click()
+    expect(column("b")).to_contain_text("5 system block(s)")
+    expect(column("a")).to_contain_text("6 system block(s)")  # the Try did not replace A
+    diff = try_card.get_by_test_id("try-diff")
+    expect(diff.get_by_test_id("only-b")).to_have_text("system:todo")
+    expect(diff.get_by_test_id("only-a")).to_have_text("none")
+    usages = [
+        int(u.inner_text().split(" ")[0].replace(",", "")) for u in try_card.get_by_test_id("try-usage").all()
+    ]
+    assert len(usages) == 2 and usages[1] < usages[0]
+    expect(diff.get_by_test_id("token-diff")).to_contain_text(f"{usages[1] - usages[0]:,} in")
+
+    try_card.get_by_role("textbox").fill("One more question?")
+    try_card.get_by_role("button", name="Try").click()  # another variant replaces B, never A
+    expect(column("b")).to_contain_text('Last user text: "One more question?"')
+    expect(column("a")).to_contain_text("6 system block(s)")
+    column("b").get_by_role("button", name="Keep as A").click()
+    expect(column("a")).to_contain_text('Last user text: "One more question?"')
+    expect(column("b")).to_have_count(0)
