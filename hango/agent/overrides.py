@@ -130,10 +130,8 @@ def replaced_text(message: Message, text: str) -> Message:
 
 def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]:
     """For each message part, the parts its tool_use/tool_result blocks pair with."""
-    pairs = tool_pairs([m.message for m in messages])
-    return {
-        messages[i].part: sorted(messages[j].part for j in pairs.get(i, ())) for i in range(len(messages))
-    }
+    pairs = tool_pairs([m.message for m in messages])  # every index, in order; most pair with nothing
+    return {messages[i].part: sorted(messages[j].part for j in js) if js else [] for i, js in pairs.items()}
 
 
 def close_set(

@@ -19,7 +19,7 @@ from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.loader import load_state, prepare, stored_message
+from hango.agent.loader import append_message, load_state, prepare, store_estimates
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState
 from hango.agent.tools.base import ToolContext
@@ -155,6 +155,7 @@ class _Run:
             ctx = ToolContext(self.store, state, self.deps, self.chain)
             results = tool_phase(self.chain, state, ctx, uses)
             self._append(state, "user", message_to_dict(results)["content"])
+        store_estimates(self.store, state)  # with the first answer: a failed call changes nothing
         self._commit()
         return bool(uses)
 
@@ -163,9 +164,7 @@ class _Run:
         self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
-        row = self.store.messages.append(state.session_id, role, content, state.run_id)
-        self.new.append(row)
-        state.history.append(stored_message(row))
+        self.new.append(append_message(self.store, state, role, content))
 
     def _repair(self, state: RunState) -> None:
         """Close what a crashed run left: its ``running`` row, and a ``tool_use`` without results."""
@@ -180,8 +179,7 @@ class _Run:
             results = Message(
                 "user", tuple(ToolResultBlock(u.id, INTERRUPTED, is_error=True) for u in dangling)
             )
-            row = self.store.messages.append(state.session_id, "user", message_to_dict(results)["content"])
-            state.history.append(stored_message(row))
+            append_message(self.store, state, "user", message_to_dict(results)["content"])
         self.conn.commit()
 
     def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:

@@ -103,6 +103,8 @@ messages = sa.Table(
     sa.Column("content", JSONB, nullable=False),
     sa.Column("run_id", UUID(as_uuid=True)),
     _created(),
+    sa.Column("tokens", sa.Integer),  # the message's token estimate, NULL until estimated
+    sa.Column("estimator_version", sa.Integer),  # the estimator that made ``tokens``
 )
 
 runs = sa.Table(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from hango.db.schema import messages, sessions
 from hango.store.base import Scoped, new_id
@@ -22,22 +23,53 @@ class Messages(Scoped):
         rows = self.conn.execute(query.order_by(messages.c.seq).limit(limit + 1)).all()
         return cut_page(rows, limit, lambda row: str(row.seq))
 
-    def history(self, session_id: uuid.UUID) -> Iterator[sa.Row]:
-        """Every message of the session in ``seq`` order: ``seq``, ``role`` and ``content``, what a run reads.
+    def history(self, session_id: uuid.UUID, after_seq: int = 0) -> Iterator[sa.Row]:
+        """The session's messages with ``seq > after_seq`` in ``seq`` order, as a run reads them.
 
-        Rows are decoded as they are iterated, so iterate while the connection is open. A caller that
-        turns each row into its own objects then never holds the whole decoded history twice, which
-        spares the garbage collector most of its work on long sessions; leaving out the ids and times
-        saves parsing a UUID and a timestamp per row (``docs/performance.md``).
+        Each row holds ``seq``, ``role``, ``content`` and the stored estimate (``tokens``,
+        ``estimator_version``). A compacted session is read from its summary's ``through_seq``
+        on (an index range), so the rows read follow what the next call carries, never the
+        messages the summary covers. Rows are decoded as they are iterated, so iterate while the
+        connection is open. A caller that turns each row into its own objects then never holds the
+        whole decoded history twice, which spares the garbage collector most of its work on long
+        sessions; leaving out the ids and times saves parsing a UUID and a timestamp per row
+        (``docs/performance.md``).
         """
-        query = sa.select(messages.c.seq, messages.c.role, messages.c.content)
-        query = query.where(self.where(messages.c.session_id == session_id)).order_by(messages.c.seq)
+        c = messages.c
+        query = sa.select(c.seq, c.role, c.content, c.tokens, c.estimator_version)
+        query = query.where(self.where(c.session_id == session_id, c.seq > after_seq)).order_by(c.seq)
         return iter(self.conn.execute(query))
 
+    def store_estimates(self, session_id: uuid.UUID, tokens: dict[int, int], estimator_version: int) -> None:
+        """Store the token estimate of each message (by seq) in one statement, whatever their number."""
+        estimates = (
+            sa.func.unnest(
+                sa.literal(list(tokens), ARRAY(sa.Integer)),
+                sa.literal(list(tokens.values()), ARRAY(sa.Integer)),
+            )
+            .table_valued("seq", "tokens")
+            .render_derived(name="estimates")
+        )
+        self.conn.execute(
+            sa.update(messages)
+            .where(self.where(messages.c.session_id == session_id, messages.c.seq == estimates.c.seq))
+            .values(tokens=estimates.c.tokens, estimator_version=estimator_version)
+        )
+
     def append(
-        self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None
+        self,
+        session_id: uuid.UUID,
+        role: str,
+        content: list[dict[str, Any]],
+        run_id: uuid.UUID | None = None,
+        *,
+        tokens: int | None = None,
+        estimator_version: int | None = None,
     ) -> sa.Row:
-        """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency."""
+        """Store the session's next message (with its token estimate when given).
+
+        The session row lock makes ``seq`` gap-free under concurrency.
+        """
         self.conn.execute(
             sa.select(sessions.c.id)
             .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
@@ -49,7 +81,14 @@ class Messages(Scoped):
             .scalar_subquery()
         )
         return self.insert_row(
-            id=new_id(), session_id=session_id, seq=next_seq, role=role, content=content, run_id=run_id
+            id=new_id(),
+            session_id=session_id,
+            seq=next_seq,
+            role=role,
+            content=content,
+            run_id=run_id,
+            tokens=tokens,
+            estimator_version=estimator_version,
         )
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:

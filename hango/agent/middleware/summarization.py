@@ -100,8 +100,7 @@ class SummarizationMiddleware(Middleware):
     name = "summarization"
 
     def before_run(self, state: RunState, ctx: RunContext) -> None:
-        row = ctx.store.summaries.latest(state.session_id)
-        state.summary = Summary(row.through_seq, row.text) if row else None
+        # The loader read the latest summary with the history after it (``hango/agent/loader.py``).
         state.compact_trigger = ctx.deps.config.compact_trigger
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
