@@ -137,8 +137,7 @@ class _Run:
 
     def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
         for _ in range(self.deps.config.max_turns):
-            if state.time_left(1.0) <= 0:
-                raise GatewayTimeout("the run passed HANGO_RUN_TIMEOUT", code="run_timeout")
+            state.check_deadline()
             try:
                 response = model_phase(self.chain, state, gateway)
             except QuotaExhausted:
