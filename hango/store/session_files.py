@@ -41,7 +41,8 @@ def stream_files_under(
     path = sub.table.c.path
     inside = sa.or_(path == folder, sa.func.starts_with(path, folder.rstrip("/") + "/"))
     query = sa.select(path, sub.table.c.content).where(sub.where(owner, inside)).order_by(path.collate("C"))
-    with sub.conn.execution_options(yield_per=STREAM_BATCH).execute(query) as result:
+    # Options on the statement: ``Connection.execution_options`` would change the connection itself.
+    with sub.conn.execute(query.execution_options(yield_per=STREAM_BATCH)) as result:
         yield ((row.path, row.content) for row in result)
 
 
