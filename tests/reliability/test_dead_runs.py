@@ -18,7 +18,6 @@ import requests
 import sqlalchemy as sa
 
 from hango.db.schema import runs
-from hango.store.locks import session_locked
 from tests.fakes.provider_server import MESSAGES
 from tests.reliability.conftest import Live, MakeTenant
 from tests.reliability.figures import record
@@ -44,9 +43,18 @@ def stored_run(engine: sa.Engine, session_id: str) -> sa.Row:
         return conn.execute(sa.select(runs).where(runs.c.session_id == uuid.UUID(session_id))).one()
 
 
+LOCK_HELD = sa.text(
+    "select exists (select from pg_locks where locktype = 'advisory' and objsubid = 1 and granted"
+    " and database = (select oid from pg_database where datname = current_database())"
+    " and classid = ((hashtextextended(:session, 0) >> 32) & 4294967295)::oid"
+    " and objid = (hashtextextended(:session, 0) & 4294967295)::oid)"
+)
+
+
 def lock_held(engine: sa.Engine, session_id: str) -> bool:
+    """Whether some connection holds the session's advisory lock (asked of PostgreSQL directly)."""
     with engine.connect() as conn:
-        return conn.execute(sa.select(session_locked(sa.literal(uuid.UUID(session_id))))).scalar_one()
+        return conn.execute(LOCK_HELD, {"session": session_id}).scalar_one()
 
 
 def kill_mid_run(live: Live, who: Http, engine: sa.Engine, session_id: str) -> None:
