@@ -20,6 +20,7 @@ __all__ = [
     "ProviderSettings",
     "UnknownProvider",
     "close_providers",
+    "load_sdks",
     "merge_same_role",
     "provider_for",
     "split_model",
@@ -75,6 +76,15 @@ def provider_for(model: str, settings: ProviderSettings) -> tuple[Provider, str]
         if adapter is None:
             adapter = _adapters[(name, settings)] = _FACTORIES[name](settings)
     return adapter, bare
+
+
+def load_sdks() -> None:
+    """Import every adapter's SDK now: a server calls it once per worker, before it serves.
+
+    Otherwise the first call pays for the import, holding the adapters' lock: under load
+    that took longer than a try's deadline, and every try behind it waited on the lock.
+    """
+    from hango.providers import anthropic, openai  # noqa: F401
 
 
 def close_providers() -> None:
