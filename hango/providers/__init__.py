@@ -78,13 +78,17 @@ def provider_for(model: str, settings: ProviderSettings) -> tuple[Provider, str]
     return adapter, bare
 
 
-def load_sdks() -> None:
-    """Import every adapter's SDK now: a server calls it once per worker, before it serves.
+def load_sdks(settings: ProviderSettings) -> None:
+    """Import the SDK of every provider ``settings`` configures: a server does it per worker, before serving.
 
-    Otherwise the first call pays for the import, holding the adapters' lock: under load
-    that took longer than a try's deadline, and every try behind it waited on the lock.
+    Otherwise the first call pays for the import while it holds the adapters' lock: on a
+    loaded machine that took longer than a try's deadline, and the tries behind it waited
+    on the lock with their pool slots taken.
     """
-    from hango.providers import anthropic, openai  # noqa: F401
+    if settings.anthropic_api_key or settings.anthropic_base_url:
+        from hango.providers import anthropic  # noqa: F401
+    if settings.openai_api_key or settings.openai_base_url:
+        from hango.providers import openai  # noqa: F401
 
 
 def close_providers() -> None:
