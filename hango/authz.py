@@ -79,6 +79,8 @@ TABLE: dict[tuple[str, str], str] = {
     ("GET", "/v1/runs/<uuid:run_id>"): "run",
     ("GET", f"{SESSION}/context"): "session",
     ("POST", f"{SESSION}/context/try"): "session",
+    ("GET", f"{SESSION}/context/suggestions"): "session",
+    ("POST", f"{SESSION}/compact"): "session",
     ("GET", f"{SESSION}/context-overrides"): "session",
     ("PUT", f"{SESSION}/context-overrides"): "session",
     ("GET", f"{AGENT}/context-overrides"): "agent:read",

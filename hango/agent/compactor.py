@@ -18,6 +18,7 @@ SUMMARIZER_PROMPT = (
     "the user's goals, decisions made, facts learned, files touched, tool results that still matter, and "
     "open questions. Be concise and specific; keep names, numbers and paths exact."
 )
+FOCUS_PREFIX = "The user asked this summary to follow these instructions:\n"
 SUMMARY_MAX_TOKENS = 1024
 
 
@@ -30,14 +31,16 @@ def summary_max_tokens(state: RunState) -> int:
 class StoredCompactor:
     deps: Deps
     state: RunState
+    instructions: str | None = None  # compact-now's focus text, from the user
 
     def summarize(self, transcript: str) -> str:
         """One summarizer call billed with purpose ``summarize``."""
         summarizing = replace(self.state, purpose="summarize")
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
+        focus = (Block(FOCUS_PREFIX + self.instructions),) if self.instructions else ()
         request = Request(
             model=self.state.agent.model,
-            system=(Block(SUMMARIZER_PROMPT),),
+            system=(Block(SUMMARIZER_PROMPT), *focus),
             messages=(Message("user", (TextBlock(transcript),)),),
             max_tokens=summary_max_tokens(self.state),
         )

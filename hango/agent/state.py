@@ -97,6 +97,8 @@ class RunState:
     overrides: Overrides = field(default_factory=Overrides)
     excluded_tokens: int = 0
     compactor: Compactor | None = None
+    compact_now: bool = False  # compact-now: summarize even below the trigger
+    compacted: Any = None  # the Compaction the summarization slot made, when it made one
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

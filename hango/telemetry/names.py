@@ -9,6 +9,8 @@ SPAN_TOOL = "tool.{name}"
 SPAN_SUMMARIZE = "agent.summarize"
 SPAN_CONTEXT_INSPECT = "agent.context_inspect"
 SPAN_CONTEXT_TRY = "context_try"
+SPAN_CONTEXT_SUGGEST = "agent.context_suggest"
+SPAN_SESSION_COMPACT = "session_compact"
 
 # GenAI semantic conventions
 GEN_AI_SYSTEM = "gen_ai.system"
