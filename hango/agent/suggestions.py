@@ -331,6 +331,10 @@ def _would_compact(assembly: Assembly, snapshot: Snapshot) -> list[Suggestion]:
 
 
 def compaction_preview(assembly: Assembly) -> dict[str, Any] | None:
-    """What the summarization slot would summarize and keep for this request; no summarizer is called."""
-    plan = plan_compaction(assembly.captured, assembly.state)
+    """What the summarization slot would summarize and keep for this request; no summarizer is called.
+
+    Past the trigger, what the next call's compaction does; below it, what compact-now would do.
+    """
+    state = assembly.state
+    plan = plan_compaction(assembly.captured, state, whole=not state.would_compact)
     return None if plan is None else plan.preview()

@@ -117,10 +117,11 @@ class Compaction:
 
     def preview(self) -> dict[str, Any]:
         """The inspect response's ``compaction``: the seqs it summarizes, where it keeps from, and the tokens."""
-        stored = self.stored
+        stored, last = self.stored, seq_of(self.stored[self.cut - 1].part)
         return {
-            "summarize": [seq_of(stored[0].part), seq_of(stored[self.cut - 1].part)],
-            "keep_from": seq_of(stored[self.cut].part),
+            "summarize": [seq_of(stored[0].part), last],
+            # when everything is summarized, the summary keeps from the next message to come
+            "keep_from": seq_of(stored[self.cut].part) if self.cut < len(stored) else last + 1,
             "tokens_summarized": sum(estimate_message(m.message) for m in self.summarized),
             "tokens_kept": sum(estimate_message(m.message) for m in self.kept),
         }
@@ -135,11 +136,20 @@ def compaction_budget(draft: Draft, state: RunState) -> int:
     return min(compact_at(state), estimate_request(as_sent(draft, state).to_request()))
 
 
-def plan_compaction(draft: Draft, state: RunState, budget: int | None = None) -> Compaction | None:
-    """The split the summarization middleware would make of ``draft``; None when there is no safe cut."""
+def plan_compaction(
+    draft: Draft, state: RunState, budget: int | None = None, *, whole: bool = False
+) -> Compaction | None:
+    """The split the summarization middleware would make of ``draft``; None when there is no safe cut.
+
+    ``whole`` (compact-now and its preview): with no safe cut, summarize every
+    stored message of a history of two or more — a lone summary is a valid history.
+    """
     measured = as_sent(draft, state)
     budget = compaction_budget(draft, state) if budget is None else budget
     cut = choose_cut(measured, budget)
+    stored = [m for m in measured.messages if m.part != SUMMARY]
+    if cut is None and whole and len(stored) >= 2:
+        cut = len(stored)
     return None if cut is None else Compaction(measured, budget, cut)
 
 
@@ -159,7 +169,7 @@ class SummarizationMiddleware(Middleware):
         if state.capture_only or state.compactor is None:
             state.would_compact = True
             return call_next(draft)
-        plan = plan_compaction(draft, state, None if forced else budget)
+        plan = plan_compaction(draft, state, None if forced else budget, whole=forced)
         return call_next(draft if plan is None else self._compact(draft, state, plan))
 
     def _compact(self, draft: Draft, state: RunState, plan: Compaction) -> Draft:
