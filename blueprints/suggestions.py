@@ -51,6 +51,7 @@ class SuggestionSchema(Schema):
 
 class SuggestionsSchema(Schema):
     session_id = fields.String()
+    agent_id = fields.String(metadata={"description": "whose override route applies `agent` suggestions"})
     total_after = fields.Integer(
         metadata={"description": "the next request's tokens, as inspect counts them"}
     )
@@ -74,6 +75,7 @@ class Suggestions(MethodView):
             found = suggest(assembly, snapshot, usage, limits)
         return {
             "session_id": str(session_id),
+            "agent_id": str(assembly.state.agent.id),
             "total_after": snapshot.total_after,
             "count": len(found),
             "suggestions": [s.as_dict() for s in found[: args["limit"]]],
