@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from hango.agent.compactor import summary_max_tokens
@@ -89,12 +90,12 @@ class _Call:
     input: dict[str, Any]
     result: ToolResultBlock | None = None
 
-    @property
+    @cached_property
     def path(self) -> str | None:
         raw = self.input.get("path", "/" if self.name in FOLDER_READERS else None)
         return raw.rstrip("/") or "/" if isinstance(raw, str) else None
 
-    @property
+    @cached_property
     def key(self) -> str:
         return self.name + json.dumps(self.input, sort_keys=True, ensure_ascii=False)
 
@@ -135,7 +136,7 @@ def _message_suggestions(assembly: Assembly, snapshot: Snapshot, limits: Thresho
         free = _untouched(views.get(sourced.part))
         answered = [c for c in made.get(index - 1, ()) if c.result is not None]
         if answered and free and not _holds_text(sourced):
-            found = _judge(answered, later, answers_after[index], limits)
+            found = _judge(answered, later, answers_after[index], limits, views[sourced.part].tokens)
             if found is not None:
                 kind, reason = found
                 candidates.append((kind, _closure(sourced.part, pairs), reason))
@@ -178,7 +179,9 @@ def _holds_text(sourced: SourcedMessage) -> bool:
     return any(isinstance(b, TextBlock) for b in sourced.message.content)
 
 
-def _judge(calls: list[_Call], later: _Later, age: int, limits: Thresholds) -> tuple[str, str] | None:
+def _judge(
+    calls: list[_Call], later: _Later, age: int, limits: Thresholds, tokens: int
+) -> tuple[str, str] | None:
     """The kind and reason for one result message, judged against what comes later; None when it stays."""
     superseded = [c for c in calls if _is_superseded(c, later)]
     if len(superseded) == len(calls):
@@ -191,8 +194,10 @@ def _judge(calls: list[_Call], later: _Later, age: int, limits: Thresholds) -> t
     if len(repeated) + len(superseded) == len(calls) and repeated:
         names = ", ".join(sorted({c.name for c in repeated}))
         return "duplicate_result", f"a later {names} result says exactly the same"
+    if age <= limits.old_turns or tokens < limits.large_result_tokens:  # the message bounds its results
+        return None
     large = [c for c in calls if estimate_content(c.result) >= limits.large_result_tokens]
-    if large and age > limits.old_turns:
+    if large:
         names = ", ".join(sorted({c.name for c in large}))
         return "large_old_result", f"a large {names} result from {age} assistant messages ago"
     return None
