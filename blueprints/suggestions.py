@@ -19,7 +19,7 @@ from blueprints.context import session_assembly
 from hango import telemetry, tenancy
 from hango.agent.deps import Deps
 from hango.agent.snapshot import build_snapshot
-from hango.agent.suggestions import KINDS, Thresholds, suggest
+from hango.agent.suggestions import KINDS, Thresholds, compaction_preview, suggest
 from hango.api import Blueprint
 from hango.db import db
 from hango.telemetry import names
@@ -57,6 +57,9 @@ class SuggestionsSchema(Schema):
     )
     count = fields.Integer(metadata={"description": "suggestions found (the list holds at most `limit`)"})
     suggestions = fields.List(fields.Nested(SuggestionSchema))
+    compaction = fields.Dict(
+        allow_none=True, metadata={"description": "what compact-now (or the next call's compaction) would do"}
+    )
 
 
 @blp.route("/suggestions")
@@ -79,4 +82,5 @@ class Suggestions(MethodView):
             "total_after": snapshot.total_after,
             "count": len(found),
             "suggestions": [s.as_dict() for s in found[: args["limit"]]],
+            "compaction": compaction_preview(assembly),
         }

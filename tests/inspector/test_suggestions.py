@@ -274,3 +274,9 @@ def test_suggestions_limit_cuts_the_list_but_counts_every_one(lab: Lab):
     response = lab.who.get(f"/v1/sessions/{session}/context/suggestions", query_string={"limit": 2})
     body = response.get_json()
     assert (body["count"], len(body["suggestions"])) == (4, 2)
+
+
+def test_the_suggestions_answer_carries_the_compaction_preview_inspect_gives_on_request(lab: Lab):
+    session = lab.session(lab.agent(), long_chat())
+    response = lab.who.get(f"/v1/sessions/{session}/context/suggestions")
+    assert response.get_json()["compaction"] == lab.inspect(session, compaction="preview")["compaction"]
