@@ -141,3 +141,13 @@ def test_a_run_with_a_tool_turn_sends_the_same_statements_for_10_and_1000_messag
     sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
 
     assert sum("INSERT INTO messages" in s for s in sent) == 4  # question, tool call, result, answer
+
+
+def test_suggestions_send_the_same_statements_for_10_and_1000_messages_as_many_as_an_inspect(acme, sessions):
+    inspect = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context"))
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context/suggestions"))
+
+    # the inspect's own usage.last_call is not read; the agent's tool usage is, in one statement
+    assert len(sent) == len(inspect)
+    assert sum("jsonb_array_elements" in s for s in sent) == 1
