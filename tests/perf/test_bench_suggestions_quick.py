@@ -2,36 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from hango.config import REPO_ROOT
+from tests.perf.bench_runs import run_quick
 
 TIMEOUT = 300  # the quick run takes about a minute on an idle machine; CI machines are shared
 
 
 @pytest.mark.server
 def test_the_quick_suggestions_benchmark_saves_tokens_and_sends_no_invalid_request(tmp_path: Path) -> None:
-    argv = [
-        sys.executable,
-        "-m",
-        "scripts.bench.suggestions",
-        "--quick",
-        "--no-timing-asserts",
-        "--out",
-        str(tmp_path),
-    ]
+    done, results = run_quick("scripts.bench.suggestions", tmp_path, TIMEOUT)
 
-    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False)
-
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "**0 invalid**" in done.stdout
-    [written] = tmp_path.glob("suggestions-*.json")
-    results = json.loads(written.read_text())
     assert results["errors"] == {}, results["failures"]
     assert results["validity"]["invalid"] == []
     assert results["validity"]["model_calls"] >= 2 * len(results["sessions"])

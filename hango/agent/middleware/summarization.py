@@ -76,9 +76,14 @@ def fit_summary(text: str, tokens: int) -> str:
     return text[:low]
 
 
+def stored_messages(draft: Draft) -> list[SourcedMessage]:
+    """The draft's stored messages: its history without the summary part."""
+    return [m for m in draft.messages if m.part != SUMMARY]
+
+
 def choose_cut(draft: Draft, budget: int) -> int | None:
     """The first kept stored message: as much recent history as fits in half the budget, at least the last turn."""
-    stored = [m for m in draft.messages if m.part != SUMMARY]
+    stored = stored_messages(draft)
     fixed = estimate_request(draft.with_(messages=()).to_request())
     room = budget * KEEP_SHARE - fixed
     cuts = sorted((k for k in safe_cut_points([m.message for m in stored]) if k > 0), reverse=True)
@@ -104,7 +109,7 @@ class Compaction:
 
     @property
     def stored(self) -> list[SourcedMessage]:
-        return [m for m in self.draft.messages if m.part != SUMMARY]
+        return stored_messages(self.draft)
 
     @property
     def summarized(self) -> list[SourcedMessage]:
@@ -147,7 +152,7 @@ def plan_compaction(
     measured = as_sent(draft, state)
     budget = compaction_budget(draft, state) if budget is None else budget
     cut = choose_cut(measured, budget)
-    stored = [m for m in measured.messages if m.part != SUMMARY]
+    stored = stored_messages(measured)
     if cut is None and whole and len(stored) >= 2:
         cut = len(stored)
     return None if cut is None else Compaction(measured, budget, cut)
