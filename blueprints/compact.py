@@ -1,7 +1,7 @@
 """Compact now: ``POST /v1/sessions/{id}/compact`` — one compaction of the session's history, on request.
 
 Holds the session's run lock for the call (409 ``session_busy`` while a run
-holds it), checks the quota first (402), makes one summarizer call billed with
+holds it), checks the quota before the call (402), makes one summarizer call billed with
 purpose ``summarize`` and audits ``session.compact`` with figures only, never
 the instructions or the summary.
 """
@@ -19,12 +19,11 @@ from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent.compact_now import compact_now
 from hango.agent.deps import Deps
-from hango.agent.gateway import Gateway
-from hango.agent.inspect import prepared_state
 from hango.agent.runner import holding_session
 from hango.agent.state import Caller
 from hango.api import Blueprint
 from hango.db import db
+from hango.store import TenantStore
 from hango.telemetry import names
 
 blp = Blueprint("compact", __name__, url_prefix="/v1/sessions/<uuid:session_id>", description="Sessions")
@@ -66,11 +65,9 @@ class Compact(MethodView):
         caller = Caller(who.user_id, who.api_key_id)
         instructions = (body["instructions"] or "").strip() or None
         with telemetry.tracer().start_as_current_span(names.SPAN_SESSION_COMPACT):
-            _, state = prepared_state(deps, tenancy.store(), g.session, caller)
-            Gateway(deps, state, deps.config.run_timeout).check_quota()
             db.commit()  # the request's connection is free while the summarizer answers
-            with holding_session(deps.engine, session_id):
-                done = compact_now(deps, tenancy.store(), g.session, caller, instructions)
+            with holding_session(deps.engine, session_id) as conn:
+                done = compact_now(deps, TenantStore(conn, who.tenant_id), g.session, caller, instructions)
         result = done.as_dict()
         detail = {k: result[k] for k in ("through_seq", "summarize", "keep_from", "tokens_summarized")}
         tenancy.audit("session.compact", "session", session_id, {**detail, "focused": bool(instructions)})

@@ -70,12 +70,18 @@ class Suggestions(MethodView):
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Ranked suggestions of parts to drop, with the tokens each saves and the cache it costs."""
         config = current_app.config["HANGO"]
-        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST):
+        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST) as span:
             assembly = session_assembly()
             snapshot = build_snapshot(assembly, Deps(db.engine, config))
             limits = Thresholds.from_config(config)
             usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
             found = suggest(assembly, snapshot, usage, limits)
+            span.set_attributes(
+                {
+                    names.CONTEXT_SUGGESTIONS: len(found),
+                    names.CONTEXT_SUGGESTED_TOKENS: sum(s.tokens_saved for s in found),
+                }
+            )
         return {
             "session_id": str(session_id),
             "agent_id": str(assembly.state.agent.id),

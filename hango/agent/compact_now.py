@@ -3,7 +3,8 @@
 The session's next call is assembled through the real chain with the
 summarization slot told to compact whatever the trigger says; the model call
 stops at a capture handler, so the only model call is the summarizer's (billed
-with purpose ``summarize``, no run). The caller holds the session's run lock.
+with purpose ``summarize``, no run). The caller holds the session's run lock and
+passes a store on the lock's connection.
 Stored messages never change: the new summary is stored in ``session_summaries``
 and becomes the session's ``summary`` part.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
+from hango.agent.gateway import Gateway
 from hango.agent.inspect import assemble, prepared_state
 from hango.agent.middleware.summarization import Compaction
 from hango.agent.parts import seq_of
@@ -41,8 +43,12 @@ class Compacted:
 def compact_now(
     deps: Deps, store: TenantStore, session: Any, caller: Caller, instructions: str | None
 ) -> Compacted:
-    """Summarize the older part of the session's next request now; 422 ``nothing_to_compact`` without a cut."""
+    """Summarize the older part of the session's next request now.
+
+    402 over quota before anything else; 422 ``nothing_to_compact`` when the history has no cut.
+    """
     chain, state = prepared_state(deps, store, session, caller)
+    Gateway(deps, state, deps.config.run_timeout).check_quota()
     state.capture_only, state.compact_now = False, True
     state.compactor = StoredCompactor(deps, state, instructions)
     assemble(chain, state)

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from hango.telemetry import names
 from tests.fakes.provider_server import COUNT_TOKENS, MESSAGES
 from tests.inspector.conftest import OFFLINE, Lab, Stored, assistant, by_id, excluding, user
 from tests.support.world import row_counts, snapshot
@@ -280,3 +281,15 @@ def test_the_suggestions_answer_carries_the_compaction_preview_inspect_gives_on_
     session = lab.session(lab.agent(), long_chat())
     response = lab.who.get(f"/v1/sessions/{session}/context/suggestions")
     assert response.get_json()["compaction"] == lab.inspect(session, compaction="preview")["compaction"]
+
+
+def test_the_suggest_span_counts_the_suggestions_and_their_tokens_without_content(lab: Lab, spans):
+    session = session_with(lab, edited_after_read())
+    spans()
+    [found] = suggestions(lab, session)
+
+    [span] = [s for s in spans() if s.name == names.SPAN_CONTEXT_SUGGEST]
+
+    assert span.attributes[names.CONTEXT_SUGGESTIONS] == 1
+    assert span.attributes[names.CONTEXT_SUGGESTED_TOKENS] == found["tokens_saved"]
+    assert "/src/a.py" not in str(dict(span.attributes))
