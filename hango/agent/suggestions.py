@@ -4,8 +4,9 @@ Everything is read from the inspector's own assembly and snapshot, so a
 suggestion speaks about exactly the request inspect shows; nothing calls a
 model and nothing is written. Kinds:
 
-- ``superseded_result``: a ``read_file``/``ls``/``glob``/``grep`` result about a
-  path that a later call wrote, edited (under it) or read again the same way;
+- ``superseded_result``: a ``read_file``/``grep`` result about a path that a
+  later call wrote or edited (anything under it), an ``ls``/``glob`` listing of
+  a folder a later call wrote a file into, or any of them read again the same way;
 - ``duplicate_result``: results a later result repeats word for word;
 - ``large_old_result``: a result above ``HANGO_SUGGEST_LARGE_RESULT_TOKENS`` with
   more than ``HANGO_SUGGEST_OLD_TURNS`` assistant messages after it;
@@ -44,6 +45,7 @@ from hango.store.messages import ToolUsage
 READERS = frozenset({"read_file", "ls", "glob", "grep"})
 WRITERS = frozenset({"write_file", "edit_file"})
 FOLDER_READERS = frozenset({"ls", "glob", "grep"})
+LISTERS = frozenset({"ls", "glob"})
 KINDS = ("superseded_result", "duplicate_result", "large_old_result", "unused_tool", "would_compact")
 
 
@@ -104,7 +106,8 @@ class _Call:
 class _Later:
     """What the history holds after a point, kept while walking it backwards (included messages only)."""
 
-    written: set[str] = field(default_factory=set)  # written paths and every folder above them
+    changed: set[str] = field(default_factory=set)  # written or edited paths and every folder above them
+    created: set[str] = field(default_factory=set)  # the same for write_file only: what a listing shows
     calls: set[str] = field(default_factory=set)  # reader calls by tool and input
     contents: set[str] = field(default_factory=set)  # tool result texts
 
@@ -208,7 +211,9 @@ def _is_superseded(call: _Call, later: _Later) -> bool:
         return False
     if call.key in later.calls:
         return True
-    return call.path is not None and call.path in later.written
+    # an edit changes contents, not a listing: ls and glob go out of date only with a write
+    touched = later.created if call.name in LISTERS else later.changed
+    return call.path is not None and call.path in touched
 
 
 def _remember(later: _Later, sourced: SourcedMessage, calls: list[_Call]) -> None:
@@ -222,7 +227,9 @@ def _remember(later: _Later, sourced: SourcedMessage, calls: list[_Call]) -> Non
         if call.name in READERS:
             later.calls.add(call.key)
         elif call.name in WRITERS and call.path is not None:
-            later.written.update(_folders(call.path))
+            later.changed.update(_folders(call.path))
+            if call.name == "write_file":
+                later.created.update(_folders(call.path))
 
 
 def _folders(path: str) -> list[str]:

@@ -293,3 +293,14 @@ def test_the_suggest_span_counts_the_suggestions_and_their_tokens_without_conten
     assert span.attributes[names.CONTEXT_SUGGESTIONS] == 1
     assert span.attributes[names.CONTEXT_SUGGESTED_TOKENS] == found["tokens_saved"]
     assert "/src/a.py" not in str(dict(span.attributes))
+
+
+def test_superseded_result_does_not_fire_for_a_listing_when_a_later_call_only_edited_a_file(lab: Lab):
+    history = [
+        user("tune it"),
+        *answered("ls", "a.py\nb.py", path="/src"),
+        assistant("ok"),
+        *answered("edit_file", "replaced 1 occurrence", path="/src/a.py", old_string="1", new_string="2"),
+        assistant("done"),
+    ]
+    assert of_kind(suggestions(lab, session_with(lab, history)), "superseded_result") == []
