@@ -102,9 +102,9 @@ def exchanges(draw: st.DrawFn, after_user: bool, steps: int, call=_listing) -> l
 
 
 @st.composite
-def histories(draw: st.DrawFn, call=_listing, max_steps: int = 7) -> History:
-    """A history as runs store it, maybe with a summary over its start."""
-    messages = [text("user", "hello"), *draw(exchanges(True, draw(st.integers(0, max_steps)), call))]
+def histories(draw: st.DrawFn, call=_listing, steps: tuple[int, int] = (0, 7)) -> History:
+    """A history as runs store it (``steps`` events after the first message), maybe with a summary over its start."""
+    messages = [text("user", "hello"), *draw(exchanges(True, draw(st.integers(*steps)), call))]
     cuts = [i for i in range(1, len(messages)) if _is_user_text(messages[i])]
     through = draw(st.sampled_from([0, *cuts])) if cuts else 0
     return History(tuple(messages), through)
