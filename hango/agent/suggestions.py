@@ -186,15 +186,17 @@ def _judge(
     calls: list[_Call], later: _Later, age: int, limits: Thresholds, tokens: int
 ) -> tuple[str, str] | None:
     """The kind and reason for one result message, judged against what comes later; None when it stays."""
-    superseded = [c for c in calls if _is_superseded(c, later)]
-    if len(superseded) == len(calls):
+    superseded = [_is_superseded(c, later) for c in calls]
+    if all(superseded):
         paths = ", ".join(sorted({c.path or "?" for c in calls}))
         return (
             "superseded_result",
             f"a later call wrote, edited or read again {paths}: this result is out of date",
         )
-    repeated = [c for c in calls if c.name not in WRITERS and c.result.content in later.contents]
-    if len(repeated) + len(superseded) == len(calls) and repeated:
+    repeated = [
+        c for c, old in zip(calls, superseded, strict=True) if not old and c.result.content in later.contents
+    ]
+    if repeated and len(repeated) == superseded.count(False) and not any(c.name in WRITERS for c in repeated):
         names = ", ".join(sorted({c.name for c in repeated}))
         return "duplicate_result", f"a later {names} result says exactly the same"
     if age <= limits.old_turns or tokens < limits.large_result_tokens:  # the message bounds its results

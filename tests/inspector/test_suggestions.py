@@ -304,3 +304,32 @@ def test_superseded_result_does_not_fire_for_a_listing_when_a_later_call_only_ed
         assistant("done"),
     ]
     assert of_kind(suggestions(lab, session_with(lab, history)), "superseded_result") == []
+
+
+def test_a_message_is_suggested_only_when_every_result_in_it_is_dead(lab: Lab):
+    both = [
+        (
+            "assistant",
+            [
+                {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "/src/a.py"}},
+                {"type": "tool_use", "id": "toolu_b", "name": "read_file", "input": {"path": "/src/b.py"}},
+            ],
+        ),
+        (
+            "user",
+            [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "content": "a = 1", "is_error": False},
+                {"type": "tool_result", "tool_use_id": "toolu_b", "content": "b = 1", "is_error": False},
+            ],
+        ),
+    ]
+    history = [
+        user("read both"),
+        *both,
+        assistant("ok"),
+        *answered("edit_file", "replaced 1 occurrence", path="/src/a.py", old_string="1", new_string="2"),
+        *answered("grep", "a = 1", pattern="a", path="/src/a.py"),
+        assistant("done"),
+    ]
+    found = suggestions(lab, session_with(lab, history))
+    assert [s for s in found if "message:2" in s["parts"]] == []
