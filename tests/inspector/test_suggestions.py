@@ -333,3 +333,19 @@ def test_a_message_is_suggested_only_when_every_result_in_it_is_dead(lab: Lab):
     ]
     found = suggestions(lab, session_with(lab, history))
     assert [s for s in found if "message:2" in s["parts"]] == []
+
+
+def test_applying_a_duplicate_result_suggestion_leaves_a_request_the_put_accepts(lab: Lab):
+    listing = "/src/a.py\n/src/b.py"
+    history = [
+        user("list"),
+        *answered("glob", listing, pattern="*.py", path="/src"),
+        *answered("glob", listing, pattern="**/*.py", path="/src"),
+        assistant("two"),
+    ]
+    session = session_with(lab, history)
+    [found] = suggestions(lab, session)
+
+    assert lab.put_session(session, excluding(*found["parts"])).status_code == 200
+    sent = lab.inspect(session, format="request")["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant"]

@@ -42,7 +42,7 @@ TOOLS = ("read_file", "read_file", "read_file", "ls", "glob", "grep", "edit_file
 PATHS = ("/src", "/src/a.py", "/src/b.py")
 LARGE = "FAILED tests/test_api.py::test_get - AssertionError\n" * 120
 ERRORS = (False,) * 9 + (True,)  # one call in ten fails
-RESULTS = ("def f():\n    return 1", LARGE, "a.py\nb.py", "no matches", "replaced 1 occurrence")
+RESULTS = ("no matches", LARGE, "def f():\n    return 1", "a.py\nb.py", "replaced 1 occurrence")
 SEEN: Counter[str] = Counter()  # suggestion kinds over the whole run: the properties were not vacuous
 AGENT_CHECKS = 3  # unused tools checked one by one per example (each is one PUT, one try, one restore)
 
@@ -209,5 +209,7 @@ def test_over_the_whole_run_every_kind_was_checked_and_no_request_was_invalid(
         refused_counts=refused_counts,
         **SEEN,
     )
-    assert set(SEEN) >= {"superseded_result", "duplicate_result", "large_old_result", "unused_tool"}, SEEN
+    # duplicates need a repeat that no later call superseded: rare in random histories, pinned in
+    # tests/inspector/test_suggestions.py
+    assert set(SEEN) >= {"superseded_result", "large_old_result", "unused_tool", "would_compact"}, SEEN
     assert ledger.checked > 0 and sent == []
