@@ -6,4 +6,10 @@ percent-encoded UTF-8 needs that much, and a longer line is answered 414 by
 gunicorn itself, before hango can answer in its JSON envelope.
 """
 
+import os
+
 limit_request_line = 8190
+
+# Behind the reverse proxy (deploy/nginx.conf) only the proxy's own address may set
+# X-Forwarded-* headers; hango reads the same list for the client's address.
+forwarded_allow_ips = os.environ.get("HANGO_TRUSTED_PROXIES", "")

@@ -1,4 +1,9 @@
-"""Every blueprint of the app, registered from these two lists."""
+"""Every blueprint of the app, registered from these two lists.
+
+``context_try`` and ``suggestions`` add their routes to ``context.blp`` and ``compact`` to
+``sessions.blp`` (one API area, one OpenAPI tag), so they are imported here for that and have
+no blueprint of their own.
+"""
 
 from blueprints import (
     admin,
@@ -6,9 +11,9 @@ from blueprints import (
     api_keys,
     audit,
     chat,
-    compact,
+    compact,  # noqa: F401 (adds its route to sessions.blp)
     context,
-    context_try,
+    context_try,  # noqa: F401 (adds its route to context.blp)
     health,
     me,
     members,
@@ -18,7 +23,7 @@ from blueprints import (
     runs,
     sessions,
     skills,
-    suggestions,
+    suggestions,  # noqa: F401 (adds its route to context.blp)
     tenant,
     usage,
 )
@@ -35,9 +40,6 @@ API_BLUEPRINTS = [
     messages.blp,
     chat.blp,
     context.blp,
-    context_try.blp,
-    suggestions.blp,
-    compact.blp,
     overrides.blp,
     runs.blp,
     usage.blp,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from flask import current_app, g, request
+from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
@@ -12,15 +12,16 @@ from blueprints.common import error_response
 from blueprints.messages import MessageSchema
 from blueprints.runs import RunSchema
 from hango import tenancy
-from hango.agent.deps import Deps
 from hango.agent.runner import RunRequest, start_run
-from hango.agent.state import Caller
 from hango.api import Blueprint
 from hango.db import db
 from hango.errors import Unprocessable
 
 blp = Blueprint(
-    "chat", __name__, url_prefix="/v1/sessions/<uuid:session_id>/messages", description="Session history"
+    "chat",
+    __name__,
+    url_prefix="/v1/sessions/<uuid:session_id>/messages",
+    description="Agent runs on a new user message",
 )
 
 MAX_TEXT = 200_000
@@ -83,6 +84,6 @@ class Chat(MethodView):
             raise Unprocessable(
                 f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY} characters", code="invalid_header"
             )
-        run_request = RunRequest(g.session, body["content"], Caller(who.user_id, who.api_key_id), key)
-        result = start_run(Deps(db.engine, current_app.config["HANGO"]), who.tenant_id, run_request)
+        run_request = RunRequest(g.session, body["content"], tenancy.caller(), key)
+        result = start_run(tenancy.deps(), who.tenant_id, run_request)
         return {"run": result.run, "messages": result.messages}

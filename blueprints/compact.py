@@ -11,22 +11,18 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import current_app, g
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response
+from blueprints.sessions import blp
 from hango import telemetry, tenancy
 from hango.agent.compact_now import compact_now
-from hango.agent.deps import Deps
 from hango.agent.runner import holding_session
-from hango.agent.state import Caller
-from hango.api import Blueprint
 from hango.db import db
 from hango.store import TenantStore
 from hango.telemetry import names
-
-blp = Blueprint("compact", __name__, url_prefix="/v1/sessions/<uuid:session_id>", description="Sessions")
 
 MAX_INSTRUCTIONS = 2_000
 
@@ -49,7 +45,7 @@ class CompactResultSchema(Schema):
     model = fields.String()
 
 
-@blp.route("/compact")
+@blp.route("/<uuid:session_id>/compact")
 class Compact(MethodView):
     @blp.arguments(CompactBodySchema)
     @blp.response(200, CompactResultSchema)
@@ -60,14 +56,14 @@ class Compact(MethodView):
     @error_response(blp, 502, "`provider_error`: the summarizer call failed.")
     def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Summarize the session's older messages now (stored messages never change)."""
-        deps = Deps(db.engine, current_app.config["HANGO"])
-        who = tenancy.principal()
-        caller = Caller(who.user_id, who.api_key_id)
+        deps, caller = tenancy.deps(), tenancy.caller()
         instructions = (body["instructions"] or "").strip() or None
         with telemetry.tracer().start_as_current_span(names.SPAN_SESSION_COMPACT):
             db.commit()  # the request's connection is free while the summarizer answers
             with holding_session(deps.engine, session_id) as conn:
-                done = compact_now(deps, TenantStore(conn, who.tenant_id), g.session, caller, instructions)
+                done = compact_now(
+                    deps, TenantStore(conn, tenancy.principal().tenant_id), g.session, caller, instructions
+                )
         result = done.as_dict()
         detail = {k: result[k] for k in ("through_seq", "summarize", "keep_from", "tokens_summarized")}
         tenancy.audit("session.compact", "session", session_id, {**detail, "focused": bool(instructions)})

@@ -6,24 +6,21 @@ import time
 import uuid
 from typing import Any
 
-from flask import current_app, g
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
-from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.parts import MalformedPart, kind_of
 from hango.agent.snapshot import Snapshot, build_snapshot
-from hango.agent.state import Caller
 from hango.agent.suggestions import compaction_preview
-from hango.agent.types import block_to_dict, message_to_dict
 from hango.api import Blueprint
-from hango.db import db
 from hango.errors import NotFound, Unprocessable
+from hango.messages import block_to_dict, message_to_dict
 from hango.telemetry import names
 
 blp = Blueprint(
@@ -43,11 +40,9 @@ class InspectArgsSchema(Schema):
     )
 
 
-def session_assembly(overrides=None) -> Assembly:
+def session_assembly() -> Assembly:
     """The current session's next call, assembled through the real chain."""
-    who = tenancy.principal()
-    deps = Deps(db.engine, current_app.config["HANGO"])
-    return inspect_session(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id), overrides)
+    return inspect_session(tenancy.deps(), tenancy.store(), g.session, tenancy.caller())
 
 
 def request_body(draft: Draft) -> dict[str, Any]:
@@ -122,7 +117,7 @@ class Context(MethodView):
                 return full_part(assembly, args["full"])
             if args["format"] == "request":
                 return request_body(assembly.captured)
-            snapshot = build_snapshot(assembly, Deps(db.engine, current_app.config["HANGO"]))
+            snapshot = build_snapshot(assembly, tenancy.deps())
             _record(snapshot, started)
         last = tenancy.store().usage.last_call(session_id)
         return {

@@ -1,49 +1,35 @@
 """Try: ``POST /v1/sessions/{id}/context/try`` — one model call with parts removed, session untouched.
 
-The provider call runs in a bounded thread pool with ``HANGO_CONTEXT_TRY_TIMEOUT``
-(and the same timeout on the SDK call, so an abandoned call ends): timeout →
-504, pool full → 503 with ``Retry-After``.
+The provider call runs in the app's try pool (``hango/try_pool.py``) with
+``HANGO_CONTEXT_TRY_TIMEOUT`` (and the same timeout on the SDK call, so an
+abandoned call ends): timeout → 504, pool full → 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from flask import current_app, g
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
-from opentelemetry import context, trace
+from opentelemetry import trace
 
 from blueprints.common import error_response
+from blueprints.context import blp
 from hango import telemetry, tenancy
 from hango.agent import trying
-from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.inspect import prepared_state
 from hango.agent.overrides import MAX_REPLACEMENT
-from hango.agent.state import Caller
-from hango.agent.types import Response
-from hango.api import Blueprint
 from hango.db import db
-from hango.errors import GatewayTimeout, HangoError, ServiceUnavailable
+from hango.errors import HangoError
 from hango.store import TenantStore
 from hango.telemetry import names
+from hango.try_pool import try_pool
 
-blp = Blueprint(
-    "context_try",
-    __name__,
-    url_prefix="/v1/sessions/<uuid:session_id>/context",
-    description="Context inspector",
-)
-
-POOL_SIZE = 4
-_pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="context-try")
-_slots = threading.BoundedSemaphore(POOL_SIZE)
+# The context inspector is one API area with one OpenAPI tag: try routes on inspect's blueprint.
 
 PART = fields.String(validate=validate.Length(min=1, max=520))
 
@@ -74,29 +60,6 @@ class TryResultSchema(Schema):
     duration_ms = fields.Integer()
 
 
-def _in_pool(call, timeout: float) -> Response:
-    """Run ``call`` on the pool with the caller's trace context; 503 when full, 504 past ``timeout``."""
-    if not _slots.acquire(blocking=False):
-        raise ServiceUnavailable("every try slot is busy", code="try_pool_full", headers={"Retry-After": "5"})
-    parent = context.get_current()
-
-    def run() -> Response:
-        token = context.attach(parent)
-        try:
-            return call()
-        finally:
-            context.detach(token)
-            _slots.release()
-
-    future = _pool.submit(run)
-    try:
-        return future.result(timeout=timeout)
-    except FutureTimeout:
-        raise GatewayTimeout(
-            "the try call passed HANGO_CONTEXT_TRY_TIMEOUT", code="provider_timeout"
-        ) from None
-
-
 def _audit(excluded: list[str], model: str, outcome: str) -> None:
     """``context.try`` in its own transaction, so failed calls are audited too."""
     who = tenancy.principal()
@@ -124,10 +87,9 @@ class ContextTry(MethodView):
     def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Send one model call with the current overrides plus the body's; nothing is stored."""
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
-        config = current_app.config["HANGO"]
-        deps = Deps(db.engine, config)
-        who = tenancy.principal()
-        chain, state = prepared_state(deps, tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
+        deps = tenancy.deps()
+        config = deps.config
+        chain, state = prepared_state(deps, tenancy.store(), g.session, tenancy.caller())
         plan = trying.plan(state, trying.TryBody(**body))
         state = trying.for_try(state, plan)
         trying.shape_history(state, body["message"])
@@ -136,7 +98,7 @@ class ContextTry(MethodView):
         started = time.monotonic()
         outcome = "error"
         try:
-            response = _in_pool(lambda: trying.send(chain, state, gateway), config.context_try_timeout)
+            response = try_pool.run(lambda: trying.send(chain, state, gateway), config.context_try_timeout)
             outcome = "ok"
         except HangoError as exc:
             outcome = exc.code

@@ -11,7 +11,8 @@ from marshmallow import Schema, fields, validate
 from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
 from hango.api import Blueprint
-from hango.store.memory_files import MAX_PATH_CHARS, memory_path
+from hango.paths import MAX_PATH_CHARS
+from hango.store.memory_files import memory_path
 from hango.store.pages import Page
 
 blp = Blueprint(
@@ -22,7 +23,8 @@ MAX_MEMORY_CHARS = 100_000
 NO_AGENT = "`not_found`: no such agent, or the caller may not change it."
 INVALID_PATH = (
     f"`invalid_path`: after normalising to `/memories/...`, the path has an empty, `.` or `..` segment,"
-    f" a control character, or more than {MAX_PATH_CHARS} characters."
+    f" a control or invisible format character (Unicode Cc, Cf), or more than {MAX_PATH_CHARS} characters"
+    " (paths are compared in NFC, so a composed and a decomposed name are one file)."
 )
 
 

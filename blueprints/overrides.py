@@ -20,7 +20,6 @@ from hango import telemetry, tenancy
 from hango.agent.inspect import visible_history
 from hango.agent.overrides import MAX_REPLACEMENT, Override, check_override, close_set, distinct
 from hango.agent.parts import PartID
-from hango.agent.state import Caller
 from hango.api import Blueprint
 from hango.errors import NotFound, PreconditionFailed
 from hango.store.context_overrides import StoredOverride, Target
@@ -100,8 +99,7 @@ def _agent_set(overrides: list[Override]) -> tuple[list[Override], list[PartID]]
 
 
 def _session_set(overrides: list[Override]) -> tuple[list[Override], list[PartID]]:
-    who = tenancy.principal()
-    history = visible_history(tenancy.store(), g.session, Caller(who.user_id, who.api_key_id))
+    history = visible_history(tenancy.store(), g.session, tenancy.caller())
     return close_set(overrides, history)
 
 

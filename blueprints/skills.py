@@ -13,6 +13,7 @@ from hango import tenancy
 from hango.agent import catalog
 from hango.api import Blueprint
 from hango.errors import Conflict
+from hango.paths import PathRefused, path_text
 from hango.store.pages import Page
 
 blp = Blueprint(
@@ -40,6 +41,14 @@ class SkillSummarySchema(Schema):
     )
     created_at = fields.DateTime(dump_only=True)
     updated_at = fields.DateTime(dump_only=True)
+
+    @validates("name")
+    def _name(self, value: str, **_kw) -> None:
+        # The pattern's `$` lets a trailing newline through; the name is a path segment (/skills/<name>/).
+        try:
+            path_text(value)
+        except PathRefused as exc:
+            raise ValidationError(str(exc)) from exc
 
     @validates("allowed_tools")
     def _allowed_tools(self, value: list[str], **_kw) -> None:

@@ -15,21 +15,11 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import MAX_PAGE, error_response
-from blueprints.context import session_assembly
+from blueprints.context import blp, session_assembly
 from hango import telemetry, tenancy
-from hango.agent.deps import Deps
 from hango.agent.snapshot import build_snapshot
 from hango.agent.suggestions import KINDS, Thresholds, compaction_preview, suggest
-from hango.api import Blueprint
-from hango.db import db
 from hango.telemetry import names
-
-blp = Blueprint(
-    "suggestions",
-    __name__,
-    url_prefix="/v1/sessions/<uuid:session_id>/context",
-    description="Context inspector",
-)
 
 
 class SuggestionArgsSchema(Schema):
@@ -72,7 +62,7 @@ class Suggestions(MethodView):
         config = current_app.config["HANGO"]
         with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST) as span:
             assembly = session_assembly()
-            snapshot = build_snapshot(assembly, Deps(db.engine, config))
+            snapshot = build_snapshot(assembly, tenancy.deps())
             limits = Thresholds.from_config(config)
             usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
             found = suggest(assembly, snapshot, usage, limits)

@@ -72,7 +72,9 @@ GENERIC_ERRORS = (
     "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415), "
     "`invalid` (422, the body or parameters break the schema; `details` says where), "
     "`nul_character` (422, a text holds U+0000, which cannot be stored), "
-    "`rate_limited` (429, with `Retry-After`), `internal_error` (500), "
+    "`rate_limited` (429, with `Retry-After`: all of a member's keys share one count per minute), "
+    "`too_many_failures` (429, with `Retry-After`: too many failed authentications from this client or for "
+    "this key prefix; the right key still passes), `internal_error` (500), "
     "`database_unavailable` (503, with `Retry-After`: the database lost or refused the connection; retry)."
 )
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 from opentelemetry.instrumentation.flask import FlaskInstrumentor
+from werkzeug.routing import RequestRedirect
 
 from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
 from hango.tenancy import load_principal
+from hango.try_pool import try_pool
 
 
 class MissingDatabaseUrl(RuntimeError):
@@ -38,10 +41,12 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     telemetry.setup(cfg)
     FlaskInstrumentor().instrument_app(app)
     db.init_app(app, cfg.database_url)
+    try_pool.init_app(app)
     if cfg.check_schema:
         migrate.check_current(app.extensions["hango.engine"])
     init_errors(app)
     _register_blueprints(app, HangoApi(app))
+    app.before_request(_relative_redirect)
     app.before_request(load_principal)
     app.before_request(authz.enforce)
     app.after_request(_commit)
@@ -55,6 +60,18 @@ def _register_blueprints(app: Flask, api: HangoApi) -> None:
         api.register_blueprint(blueprint)
     for blueprint in PLAIN_BLUEPRINTS:
         app.register_blueprint(blueprint)
+
+
+def _relative_redirect() -> None:
+    """Make werkzeug's slash redirects (``/admin`` → ``/admin/``) name the path only.
+
+    werkzeug builds them from the request's ``Host`` header, which the client writes:
+    ``Host: evil.example`` would answer ``Location: http://evil.example/admin/``.
+    """
+    redirect = request.routing_exception
+    if isinstance(redirect, RequestRedirect):
+        url = urlsplit(redirect.new_url)
+        request.routing_exception = RequestRedirect(urlunsplit(("", "", url.path, url.query, "")))
 
 
 def _commit(response: Response) -> Response:

@@ -61,7 +61,8 @@ def key_from_header(header: str | None) -> str:
     return key.strip()
 
 
-def _prefix_of(key: str) -> str | None:
+def prefix_of(key: str) -> str | None:
+    """The prefix part of a ``hgo_<prefix>_<secret>`` key, or None when it has another shape."""
     parts = key.split("_")
     if len(parts) < 3 or parts[0] != KEY_PREFIX:
         return None
@@ -70,7 +71,7 @@ def _prefix_of(key: str) -> str | None:
 
 def authenticate(conn: Connection, key: str) -> Principal:
     """Resolve a key to its principal; raises ``Unauthorized``."""
-    prefix = _prefix_of(key)
+    prefix = prefix_of(key)
     row = None
     if prefix is not None:
         row = conn.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -26,12 +27,26 @@ class Config:
     suggest_tool_min_answers: int = 50
     max_turns: int = 12
     default_rate_limit: int = 600
+    auth_failure_limit: int = 20
+    trusted_proxies: str | None = None
     anthropic_base_url: str | None = None
     anthropic_api_key: str | None = None
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     otlp_endpoint: str | None = None
     check_schema: bool = True
+
+    def __post_init__(self) -> None:
+        self.proxy_networks  # noqa: B018 - a bad address fails here, at start, not on a request
+
+    @property
+    def proxy_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        """The proxies of ``HANGO_TRUSTED_PROXIES`` (addresses or networks, comma-separated)."""
+        entries = [part.strip() for part in (self.trusted_proxies or "").split(",") if part.strip()]
+        try:
+            return [ipaddress.ip_network(entry) for entry in entries]
+        except ValueError as exc:
+            raise ConfigError(f"HANGO_TRUSTED_PROXIES={self.trusted_proxies!r}: {exc}") from exc
 
     @property
     def worker_timeout(self) -> int:
@@ -53,6 +68,8 @@ _ENV = {
     "suggest_tool_min_answers": "HANGO_SUGGEST_TOOL_MIN_ANSWERS",
     "max_turns": "HANGO_MAX_TURNS",
     "default_rate_limit": "HANGO_DEFAULT_RATE_LIMIT",
+    "auth_failure_limit": "HANGO_AUTH_FAILURE_LIMIT",
+    "trusted_proxies": "HANGO_TRUSTED_PROXIES",
     "anthropic_base_url": "HANGO_ANTHROPIC_BASE_URL",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "openai_base_url": "HANGO_OPENAI_BASE_URL",

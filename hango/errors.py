@@ -72,7 +72,7 @@ class Unprocessable(HangoError):
 
 
 class RateLimited(HangoError):
-    status, code, default_message = 429, "rate_limited", "too many requests for this API key"
+    status, code, default_message = 429, "rate_limited", "too many requests for this member's API keys"
 
 
 class BadGateway(HangoError):

@@ -23,6 +23,7 @@ from hango.providers import close_providers
 from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As, Tenant
 from tests.support.database import migrated_postgres
+from tests.support.provider_env import clear_provider_env
 from tests.support.server import gunicorn_server
 
 TEST_RATE_LIMIT = 100_000
@@ -31,7 +32,11 @@ METRICS = InMemoryMetricReader()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Install in-memory telemetry before any app exists (``telemetry.setup`` then keeps it)."""
+    """Install in-memory telemetry before any app exists (``telemetry.setup`` then keeps it).
+
+    And, before anything is collected, clear the shell's real provider keys and base URLs.
+    """
+    clear_provider_env()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(SPANS))
     trace.set_tracer_provider(provider)

@@ -1,19 +1,19 @@
-"""What an agent can be configured with: the built-in tools and the model providers."""
+"""What an agent can be configured with: the built-in tools and the model providers.
+
+Both lists come from their registries (the tool definitions and the provider
+factories), so adding a tool or a provider needs no copy here.
+"""
 
 from __future__ import annotations
 
-BUILTIN_TOOLS: tuple[str, ...] = (
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "task",
-    "write_todos",
-)
+from hango.agent.middleware.subagent import TASK
+from hango.agent.tools.filesystem import FILESYSTEM_TOOLS
+from hango.agent.tools.todos import WRITE_TODOS
+from hango.providers import PROVIDERS
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "offline")
+BUILTIN_TOOLS: tuple[str, ...] = (*FILESYSTEM_TOOLS, TASK.name, WRITE_TODOS.name)
+
+__all__ = ["BUILTIN_TOOLS", "DEFAULT_CONTEXT_WINDOW", "DEFAULT_MODEL", "MAX_CONTEXT_WINDOW", "PROVIDERS"]
 
 DEFAULT_MODEL = "offline/echo"
 DEFAULT_CONTEXT_WINDOW = 200_000

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import reduce
+from typing import TYPE_CHECKING
 
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block
 from hango.agent.middleware.base import Middleware, ModelHandler, ToolHandler
 from hango.agent.overrides import apply_system
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, system_part
-from hango.agent.state import AgentConfig, RunState, ToolCall
+from hango.agent.state import RunState, ToolCall
 from hango.agent.tools.base import Tool
-from hango.agent.types import Block, Message, Response, TextBlock, ToolResultBlock
+from hango.messages import Block, Message, Response, TextBlock, ToolResultBlock
+
+if TYPE_CHECKING:
+    from hango.agent.deps import RunContext
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n\n"
 
@@ -30,13 +34,14 @@ class Chain:
     def names(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.stack)
 
-    def before_run(self, state: RunState, deps) -> None:
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
         """Run every run hook once, outermost first."""
         for middleware in self.stack:
-            middleware.before_run(state, deps)
+            middleware.before_run(state, ctx)
 
-    def contributed_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def contributed_blocks(self, state: RunState) -> list[SourcedBlock]:
         """``system:agent`` then every contributor's blocks, each tagged with its part id."""
+        agent = state.agent
         blocks = (
             [SourcedBlock(system_part("agent"), Block(agent.system_prompt))] if agent.system_prompt else []
         )
@@ -44,28 +49,28 @@ class Chain:
             blocks.extend(middleware.system_blocks(agent, state))
         return blocks
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def system_blocks(self, state: RunState) -> list[SourcedBlock]:
         """The contributed blocks with the agent's system overrides applied.
 
         This happens before any model wrapper runs, so the prompt-cache slot
         picks its breakpoint among the blocks that are really sent.
         """
-        blocks = self.contributed_blocks(agent, state)
+        blocks = self.contributed_blocks(state)
         dropped = [b for b in blocks if state.overrides.excludes(b.part)]
         state.excluded_tokens += sum(estimate_block(b.block) for b in dropped)
         return apply_system(blocks, state.overrides)
 
-    def tools(self, agent: AgentConfig, state: RunState) -> dict[str, Tool]:
+    def tools(self, state: RunState) -> dict[str, Tool]:
         """Every tool the stack provides, by name (the allowlist decides what is sent)."""
-        return {tool.name: tool for m in self.stack for tool in m.tools(agent, state)}
+        return {tool.name: tool for m in self.stack for tool in m.tools(state.agent, state)}
 
-    def draft(self, agent: AgentConfig, state: RunState, max_tokens: int = 4096) -> Draft:
+    def draft(self, state: RunState, max_tokens: int = 4096) -> Draft:
         """The next request before the model wrappers: blocks, tools, and the history after the summary."""
         state.excluded_tokens = 0
         return Draft(
-            model=agent.model,
-            system=tuple(self.system_blocks(agent, state)),
-            tools=tuple(t.definition for t in self.tools(agent, state).values()),
+            model=state.agent.model,
+            system=tuple(self.system_blocks(state)),
+            tools=tuple(t.definition for t in self.tools(state).values()),
             messages=tuple(history_messages(state)),
             max_tokens=max_tokens,
         )

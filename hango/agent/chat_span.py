@@ -8,7 +8,7 @@ from opentelemetry.trace import Span
 
 from hango import telemetry
 from hango.agent.state import RunState
-from hango.agent.types import Request, Response, message_to_dict
+from hango.messages import Request, Response, message_to_dict
 from hango.providers import split_model
 from hango.telemetry import names
 

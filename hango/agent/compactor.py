@@ -9,7 +9,7 @@ from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.middleware.summarization import KEEP_SHARE, compact_at
 from hango.agent.state import RunState
-from hango.agent.types import Block, Message, Request, TextBlock, text_of
+from hango.messages import Block, Message, Request, TextBlock, text_of
 from hango.store import TenantStore
 from hango.telemetry import names
 

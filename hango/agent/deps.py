@@ -1,4 +1,4 @@
-"""What the runtime needs from outside: the database, the configuration, the providers."""
+"""What the runtime needs from outside: the database, the configuration, the providers, the store."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 
 from hango.config import Config
 from hango.providers import Provider, ProviderSettings, provider_for
+from hango.store import TenantStore
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,11 @@ class Deps:
     def provider(self, model: str) -> tuple[Provider, str]:
         """The adapter for ``<provider>/<model>`` and the bare model name."""
         return provider_for(model, self.provider_settings)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What run hooks read through: the run's tenant store (on the run's connection) and its deps."""
+
+    store: TenantStore
+    deps: Deps

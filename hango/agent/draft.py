@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hango.agent.parts import SourcedBlock, SourcedMessage
-from hango.agent.types import Request, ToolDef
+from hango.messages import Request, ToolDef
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from hango.agent.types import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock
+from hango.messages import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock
 
 
 def _byte_table(classes: Iterable[tuple[Iterable[int], bytes]], default: bytes) -> bytes:

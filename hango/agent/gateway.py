@@ -11,8 +11,8 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
 from hango.agent.state import RunState
-from hango.agent.types import Request, Response
 from hango.errors import QuotaExhausted
+from hango.messages import Request, Response
 from hango.providers import split_model
 from hango.store import TenantStore
 from hango.telemetry import names

@@ -16,11 +16,10 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.loader import load_state, prepare
 from hango.agent.middleware.tool_allowlist import enabled_tools
-from hango.agent.overrides import Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState, Summary
-from hango.agent.types import Message, Response, TextBlock, ToolDef
+from hango.messages import Message, Response, TextBlock, ToolDef
 from hango.store import TenantStore
 
 CAPTURED = Response(Message("assistant", (TextBlock("(captured, not sent)"),)), "captured")
@@ -38,16 +37,11 @@ class Assembly:
     captured: Draft
 
 
-def prepared_state(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, overrides: Overrides | None = None
-) -> tuple[Chain, RunState]:
+def prepared_state(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> tuple[Chain, RunState]:
     """A fresh run state for ``session`` after every run hook, like the start of a run."""
     chain = build_chain()
     state = prepare(chain, load_state(store, session, caller), store, deps)
     state.capture_only = True
-    state.compact_trigger = deps.config.compact_trigger
-    if overrides is not None:
-        state.overrides = overrides
     return chain, state
 
 
@@ -59,24 +53,22 @@ def assemble(chain: Chain, state: RunState) -> Assembly:
         captured.append(draft)
         return CAPTURED
 
-    draft = chain.draft(state.agent, state)
+    draft = chain.draft(state)
     chain.call_model(draft, state, capture)
     enabled = enabled_tools(state.agent, state)
     return Assembly(
         chain=chain,
         state=state,
-        system=chain.contributed_blocks(state.agent, state),
-        tools=[t.definition for t in chain.tools(state.agent, state).values() if t.name in enabled],
+        system=chain.contributed_blocks(state),
+        tools=[t.definition for t in chain.tools(state).values() if t.name in enabled],
         messages=list(draft.messages),  # the history before overrides, as the chain received it
         captured=captured[0],
     )
 
 
-def inspect_session(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, overrides: Overrides | None = None
-) -> Assembly:
-    """The assembly of ``session``'s next model call (stored overrides, or ``overrides`` when given)."""
-    chain, state = prepared_state(deps, store, session, caller, overrides)
+def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:
+    """The assembly of ``session``'s next model call, with its stored overrides."""
+    chain, state = prepared_state(deps, store, session, caller)
     return assemble(chain, state)
 
 

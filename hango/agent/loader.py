@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from hango.agent.chain import Chain
-from hango.agent.deps import Deps
+from hango.agent.deps import Deps, RunContext
 from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage
-from hango.agent.types import Message, block_from_dict
 from hango.errors import NotFound
+from hango.messages import Message, block_from_dict
 from hango.store import TenantStore
 
 
@@ -34,10 +34,6 @@ def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
 
 
 def prepare(chain: Chain, state: RunState, store: TenantStore, deps: Deps) -> RunState:
-    """Run every run hook once; they read through ``store`` (handed over in ``state.extra``)."""
-    state.extra["store"] = store
-    try:
-        chain.before_run(state, deps)
-    finally:
-        del state.extra["store"]
+    """Run every run hook once; they read through ``store`` (handed over in a ``RunContext``)."""
+    chain.before_run(state, RunContext(store, deps))
     return state

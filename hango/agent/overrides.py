@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from hango.agent.parts import MalformedPart, PartID, SourcedBlock, SourcedMessage, kind_of
-from hango.agent.types import Block, Message, TextBlock
 from hango.agent.validate import tool_pairs, validate_history
 from hango.errors import Unprocessable
+from hango.messages import Block, Message, TextBlock
 
 EXCLUDE, REPLACE = "exclude", "replace"
 AGENT_KINDS = frozenset({"system", "tool"})

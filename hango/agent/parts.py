@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hango.agent.types import Block, Message
+from hango.messages import Block, Message
 
 PartID = str
 
@@ -24,14 +24,6 @@ _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
 
 class MalformedPart(ValueError):
     """A part id that no part could ever have."""
-
-
-@dataclass(frozen=True)
-class Part:
-    id: PartID
-    kind: str
-    label: str
-    tokens: int
 
 
 @dataclass(frozen=True)

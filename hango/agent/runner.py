@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from hango import telemetry
@@ -27,10 +26,10 @@ from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.agent.types import Message, Response, ToolResultBlock, message_to_dict
-from hango.db.schema import runs
 from hango.errors import Conflict, GatewayTimeout, HangoError, QuotaExhausted
+from hango.messages import Message, Response, ToolResultBlock, message_to_dict
 from hango.store import TenantStore
+from hango.store.locks import try_lock_session, unlock_session
 from hango.telemetry import names
 
 INTERRUPTED = "interrupted: the turn that made this call did not finish"
@@ -69,16 +68,12 @@ def holding_session(engine: Engine, session_id: uuid.UUID) -> Iterator[Connectio
             yield conn
         finally:
             conn.rollback()
-            conn.execute(sa.select(sa.func.pg_advisory_unlock(_lock_key(session_id))))
+            unlock_session(conn, session_id)
             conn.commit()
 
 
-def _lock_key(session_id: uuid.UUID) -> sa.ColumnElement:
-    return sa.func.hashtextextended(str(session_id), 0)
-
-
 def _lock_session(conn: Connection, session_id: uuid.UUID) -> None:
-    locked = conn.execute(sa.select(sa.func.pg_try_advisory_lock(_lock_key(session_id)))).scalar_one()
+    locked = try_lock_session(conn, session_id)
     conn.commit()
     if not locked:
         raise Conflict("another run is in progress on this session", code="session_busy")
@@ -184,11 +179,9 @@ class _Run:
     def _repair(self, state: RunState) -> None:
         """Close what a crashed run left: its ``running`` row, and a ``tool_use`` without results."""
         # The session lock is ours, so a run of this session still ``running`` has no worker any more.
-        self.store.runs.update_rows(
-            [runs.c.session_id == state.session_id, runs.c.status == "running"],
-            status="failed",
-            error={"code": "interrupted", "message": "the run's worker stopped before the run finished"},
-            finished_at=sa.func.now(),
+        self.store.runs.fail_running(
+            state.session_id,
+            {"code": "interrupted", "message": "the run's worker stopped before the run finished"},
         )
         last = state.history[-1].message if state.history else None
         dangling = tool_uses(last) if last is not None and last.role == "assistant" else []
@@ -207,7 +200,6 @@ class _Run:
         if len(self.new) == 1:
             self.store.messages.delete(state.session_id, self.new[0].seq)
             self.new.clear()
-        # By status, not class: a provider's timeout is a ProviderError (502 family) answering 504.
-        status = "timeout" if error.status == GatewayTimeout.status else "failed"
+        status = "timeout" if isinstance(error, GatewayTimeout) else "failed"
         self.store.runs.finish(run_id, status, None, error={"code": error.code, "message": error.message})
         self.conn.commit()

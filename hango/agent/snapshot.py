@@ -20,7 +20,7 @@ from hango.agent.middleware.prompt_cache import system_breakpoint
 from hango.agent.middleware.summarization import compact_at
 from hango.agent.overrides import companions
 from hango.agent.parts import PREVIEW_CHARS, SUMMARY, PartID, kind_of, preview, tool_part
-from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")

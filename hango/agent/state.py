@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
-from hango.agent.types import Message, ToolUseBlock
+from hango.messages import Message, ToolUseBlock
 
 
 class Compactor(Protocol):
@@ -99,7 +99,6 @@ class RunState:
     compactor: Compactor | None = None
     compact_now: bool = False  # compact-now: summarize even below the trigger
     compacted: Any = None  # the Compaction the summarization slot made, when it made one
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def last_seq(self) -> int:

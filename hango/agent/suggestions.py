@@ -37,9 +37,9 @@ from hango.agent.middleware.summarization import plan_compaction
 from hango.agent.overrides import EXCLUDE, Override, OverrideRejected, close_set, companions, pull_companions
 from hango.agent.parts import PartID, SourcedMessage, tool_part
 from hango.agent.snapshot import PartView, Snapshot
-from hango.agent.types import TextBlock, ToolResultBlock, ToolUseBlock
 from hango.agent.validate import is_valid
 from hango.config import Config
+from hango.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from hango.store.messages import ToolUsage
 
 READERS = frozenset({"read_file", "ls", "glob", "grep"})

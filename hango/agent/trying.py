@@ -25,7 +25,7 @@ from hango.agent.overrides import (
 )
 from hango.agent.parts import PartID, SourcedMessage, message_part
 from hango.agent.state import RunState, StoredMessage
-from hango.agent.types import Message, Response, TextBlock, message_to_dict
+from hango.messages import Message, Response, TextBlock, message_to_dict
 
 PURPOSE = "context_try"
 
@@ -111,7 +111,7 @@ def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:
 
 def send(chain: Chain, state: RunState, gateway: Gateway) -> Response:
     """One model call through the chain; the answer's tool calls are not executed."""
-    return chain.call_model(chain.draft(state.agent, state), state, gateway)
+    return chain.call_model(chain.draft(state), state, gateway)
 
 
 def for_try(state: RunState, try_plan: TryPlan) -> RunState:

@@ -11,12 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from hango import telemetry
-from hango.agent.chain import Chain
 from hango.agent.middleware.base import ModelHandler
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.state import RunState, StoredMessage, ToolCall
-from hango.agent.tools.base import ToolContext, run_tool
-from hango.agent.types import (
+from hango.agent.tools.base import ToolChain, ToolContext, run_tool
+from hango.messages import (
     Message,
     Response,
     ToolResultBlock,
@@ -29,9 +28,9 @@ from hango.telemetry import names
 NUL = "\x00"
 
 
-def model_phase(chain: Chain, state: RunState, handler: ModelHandler) -> Response:
+def model_phase(chain: ToolChain, state: RunState, handler: ModelHandler) -> Response:
     """Assemble the next request through the chain and send it to ``handler``; the answer is storable."""
-    return storable(chain.call_model(chain.draft(state.agent, state), state, handler))
+    return storable(chain.call_model(chain.draft(state), state, handler))
 
 
 def storable(response: Response) -> Response:
@@ -55,9 +54,9 @@ def tool_uses(message: Message) -> list[ToolUseBlock]:
     return [b for b in message.content if isinstance(b, ToolUseBlock)]
 
 
-def tool_phase(chain: Chain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:
+def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:
     """Run every tool call of an answer through the tool wrappers; one user message holds the results."""
-    tools = chain.tools(state.agent, state)
+    tools = chain.tools(state)
     allowed = allowed_tools(state.agent, state)
 
     def execute(call: ToolCall) -> ToolResultBlock:
@@ -73,7 +72,7 @@ def tool_phase(chain: Chain, state: RunState, ctx: ToolContext, uses: list[ToolU
 
 
 def converse(
-    chain: Chain,
+    chain: ToolChain,
     state: RunState,
     handler: ModelHandler,
     ctx_for_turn: Callable[[], ToolContext],

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hango.agent.types import Message, ToolResultBlock, ToolUseBlock
+from hango.messages import Message, ToolResultBlock, ToolUseBlock
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hango.cli import admin, agents, chat, context, database, demo, messages, serve, sessions
+from hango.cli import admin, agents, chat, context, database, demo, messages, proxy, serve, sessions
 
-COMMANDS = (serve, database, admin, demo, agents, sessions, messages, chat, context)
+COMMANDS = (serve, proxy, database, admin, demo, agents, sessions, messages, chat, context)
 
 
 def build_parser() -> argparse.ArgumentParser:

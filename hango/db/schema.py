@@ -202,7 +202,16 @@ audit_log = sa.Table(
 rate_limit_windows = sa.Table(
     "rate_limit_windows",
     metadata,
-    sa.Column("api_key_id", UUID(as_uuid=True), nullable=False),
+    _tenant(),
+    sa.Column("user_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("window_start", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("count", sa.Integer, nullable=False),
+)
+
+auth_failures = sa.Table(
+    "auth_failures",
+    metadata,
+    sa.Column("subject", sa.Text, nullable=False),
     sa.Column("window_start", sa.DateTime(timezone=True), nullable=False),
     sa.Column("count", sa.Integer, nullable=False),
 )

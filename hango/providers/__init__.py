@@ -10,58 +10,20 @@ imported or built at import time: the SDK modules load on first use.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
 
-from hango.agent.types import Message
+from hango.providers.base import Provider, ProviderSettings, UnknownProvider, merge_same_role
 
-if TYPE_CHECKING:
-    from hango.agent.types import Request, Response
-    from hango.config import Config
-
-
-class UnknownProvider(ValueError):
-    """A model name whose ``<provider>/`` prefix names no known provider."""
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    """Where and how to reach the providers; ``timeout`` is the default per-call timeout in seconds."""
-
-    anthropic_base_url: str | None = None
-    anthropic_api_key: str | None = None
-    openai_base_url: str | None = None
-    openai_api_key: str | None = None
-    timeout: float = 120.0
-
-    @classmethod
-    def from_config(cls, config: Config) -> ProviderSettings:
-        """The provider part of hango's typed configuration."""
-        return cls(
-            anthropic_base_url=config.anthropic_base_url,
-            anthropic_api_key=config.anthropic_api_key,
-            openai_base_url=config.openai_base_url,
-            openai_api_key=config.openai_api_key,
-        )
-
-
-class Provider(Protocol):
-    """A model API behind the canonical request and response types."""
-
-    name: str
-
-    def complete(self, request: Request, *, timeout: float | None = None) -> Response:
-        """Send ``request`` and return the model's answer; raises ``ProviderError``/``ProviderTimeout``."""
-        ...
-
-    def count_tokens(self, request: Request, *, timeout: float | None = None) -> int | None:
-        """The provider's input-token count of ``request``, or None when it has no counter."""
-        ...
-
-    def close(self) -> None:
-        """Release the adapter's connections."""
-        ...
+__all__ = [
+    "PROVIDERS",
+    "Provider",
+    "ProviderSettings",
+    "UnknownProvider",
+    "close_providers",
+    "merge_same_role",
+    "provider_for",
+    "split_model",
+]
 
 
 def _anthropic(settings: ProviderSettings) -> Provider:
@@ -87,6 +49,8 @@ _FACTORIES: dict[str, Callable[[ProviderSettings], Provider]] = {
     "openai": _openai,
     "offline": _offline,
 }
+
+PROVIDERS: tuple[str, ...] = tuple(_FACTORIES)
 
 _adapters: dict[tuple[str, ProviderSettings], Provider] = {}
 _adapters_lock = threading.Lock()
@@ -120,22 +84,3 @@ def close_providers() -> None:
         _adapters.clear()
     for adapter in adapters:
         adapter.close()
-
-
-def merge_same_role(messages: Iterable[Message]) -> list[Message]:
-    """Join consecutive messages of one role into one, as the provider APIs require.
-
-    A run that stops at ``max_turns`` ends on a tool-result message and the next
-    user text is stored as its own message; both are user messages. A breakpoint
-    on any of the joined messages moves to the end of the merged one (moving a
-    breakpoint later keeps it; dropping it would lose a cache write).
-    """
-    merged: list[Message] = []
-    for message in messages:
-        if merged and merged[-1].role == message.role:
-            last = merged[-1]
-            cache = last.cache_control or message.cache_control
-            merged[-1] = Message(last.role, last.content + message.content, cache)
-        else:
-            merged.append(message)
-    return merged

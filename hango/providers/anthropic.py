@@ -12,7 +12,7 @@ from typing import Any
 
 import anthropic
 
-from hango.agent.types import (
+from hango.messages import (
     Message,
     Request,
     Response,
@@ -21,7 +21,7 @@ from hango.agent.types import (
     Usage,
     block_to_dict,
 )
-from hango.providers import ProviderSettings, merge_same_role
+from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
 
 _EPHEMERAL = {"type": "ephemeral"}

@@ -1,14 +1,20 @@
 """Provider failures as domain exceptions, free of Flask and of any SDK's types.
 
-The hierarchy (``HangoError`` and ``BadGateway`` are in ``hango.errors``, whose
-status and code the API's one error handler turns into the JSON envelope)::
+The hierarchy, by cause (``HangoError``, ``BadGateway`` and ``GatewayTimeout`` are in
+``hango.errors``, whose status and code the API's one error handler turns into the
+JSON envelope). Like httpx's ``TimeoutException``, a timeout has its own branch,
+so callers tell it apart by class; ``ProviderFailure`` catches both::
 
     HangoError
-     └── BadGateway                 502 provider_error
-          └── ProviderError         a model call failed: HTTP error, refused
-               │                    connection, unreadable answer (502)
-               └── ProviderTimeout  no answer within the call's timeout
-                                    (504 provider_timeout)
+     ├── BadGateway                 502 provider_error
+     │    └── ProviderError         a model call failed: HTTP error, refused
+     │                              connection, unreadable answer
+     └── GatewayTimeout             504 provider_timeout
+          └── ProviderTimeout       no answer within the call's timeout
+
+    ProviderFailure                 the base both provider errors share
+     ├── ProviderError
+     └── ProviderTimeout
 
 ``details`` is a JSON-safe dict for the error envelope, e.g.
 ``{"provider": "anthropic", "status": 400, "provider_message": "..."}``. It never
@@ -22,14 +28,14 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from hango.errors import BadGateway, GatewayTimeout
+from hango.errors import BadGateway, GatewayTimeout, HangoError
 
 _MESSAGE_LIMIT = 500
 _REDACTED = "[redacted]"
 
 
-class ProviderError(BadGateway):
-    """A model provider call failed."""
+class ProviderFailure(HangoError):
+    """A model provider call did not give an answer; ``details`` say which provider and why."""
 
     details: dict[str, Any]
 
@@ -37,10 +43,12 @@ class ProviderError(BadGateway):
         super().__init__(message, details=dict(details or {}))
 
 
-class ProviderTimeout(ProviderError):
-    """A model provider did not answer within the call's timeout."""
+class ProviderError(ProviderFailure, BadGateway):
+    """A model provider call failed (502)."""
 
-    status, code = GatewayTimeout.status, GatewayTimeout.code
+
+class ProviderTimeout(ProviderFailure, GatewayTimeout):
+    """A model provider did not answer within the call's timeout (504)."""
 
 
 def provider_message(body: object) -> str | None:

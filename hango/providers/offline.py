@@ -29,7 +29,7 @@ import json
 import re
 from typing import Any
 
-from hango.agent.types import (
+from hango.messages import (
     Message,
     Request,
     Response,

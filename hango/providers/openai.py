@@ -25,7 +25,7 @@ from typing import Any
 
 import openai
 
-from hango.agent.types import (
+from hango.messages import (
     Message,
     Request,
     Response,
@@ -35,7 +35,7 @@ from hango.agent.types import (
     Usage,
     text_of,
 )
-from hango.providers import ProviderSettings, merge_same_role
+from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
 
 # Local compatible servers need no key, but the SDK refuses to start without one.

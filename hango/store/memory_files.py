@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 import uuid
 
 import sqlalchemy as sa
@@ -10,27 +9,27 @@ from sqlalchemy.dialects.postgresql import insert
 
 from hango.db.schema import memory_files
 from hango.errors import Unprocessable
+from hango.paths import MAX_PATH_CHARS, PathRefused, path_text
 from hango.store.base import Scoped
 from hango.store.pages import Page, page_by_key
+from hango.store.session_files import files_under
 
 MEMORY_ROOT = "/memories/"
-MAX_PATH_CHARS = 500
 
 
 def memory_path(raw: str) -> str:
-    """``raw`` as a ``/memories/...`` path; raises ``Unprocessable`` (``invalid_path``) when it cannot be one."""
+    """``raw`` as a ``/memories/...`` path in NFC; raises ``Unprocessable`` (``invalid_path``) when it cannot be one."""
     path = "/" + raw.lstrip("/")
     if not path.startswith(MEMORY_ROOT):
         path = MEMORY_ROOT.rstrip("/") + path
-    segments = path.removeprefix(MEMORY_ROOT).split("/")
-    if len(path) > MAX_PATH_CHARS:
-        problem = f"a memory path has at most {MAX_PATH_CHARS} characters"
-    elif any(unicodedata.category(char) == "Cc" for char in path):
-        problem = "a memory path has no control characters"
-    elif any(segment in ("", ".", "..") for segment in segments):
-        problem = "a memory path has no empty, '.' or '..' segments"
+    try:
+        path = path_text(path)
+    except PathRefused as exc:
+        problem = str(exc)
     else:
-        return path
+        if all(segment not in ("", ".", "..") for segment in path.removeprefix(MEMORY_ROOT).split("/")):
+            return path
+        problem = "a memory path has no empty, '.' or '..' segments"
     raise Unprocessable(problem, code="invalid_path", details={"path": raw[:MAX_PATH_CHARS]})
 
 
@@ -45,6 +44,24 @@ class MemoryFiles(Scoped):
             memory_files.c.updated_at,
         ).where(self.where(memory_files.c.agent_id == agent_id))
         return page_by_key(self.conn, query, memory_files.c.path, cursor, limit)
+
+    def for_prompt(self, agent_id: uuid.UUID, max_files: int, max_chars: int) -> dict[str, str]:
+        """The agent's first ``max_files`` files by path, each cut to ``max_chars + 1`` characters, in one query.
+
+        One character more than the budget, so the caller can tell a file that fits from one it must cut.
+        """
+        content = sa.func.left(memory_files.c.content, max_chars + 1).label("content")
+        query = (
+            sa.select(memory_files.c.path, content)
+            .where(self.where(memory_files.c.agent_id == agent_id))
+            .order_by(memory_files.c.path)
+            .limit(max_files)
+        )
+        return {row.path: row.content for row in self.conn.execute(query)}
+
+    def under(self, agent_id: uuid.UUID, folder: str, *, content: bool = True) -> list[sa.Row]:
+        """The agent's memory files at or inside ``folder``, by path, in one query."""
+        return files_under(self, memory_files.c.agent_id == agent_id, folder, content=content)
 
     def get(self, agent_id: uuid.UUID, path: str) -> sa.Row | None:
         """The agent's memory file at ``path`` with its content, or None."""

@@ -41,6 +41,15 @@ class Runs(Scoped):
             finished_at=sa.func.now(),
         )
 
+    def fail_running(self, session_id: uuid.UUID, error: dict) -> None:
+        """Close every run of the session still ``running`` as ``failed`` with ``error``."""
+        self.update_rows(
+            [runs.c.session_id == session_id, runs.c.status == "running"],
+            status="failed",
+            error=error,
+            finished_at=sa.func.now(),
+        )
+
     def by_idempotency_key(self, session_id: uuid.UUID, key: str) -> sa.Row | None:
         return self.conn.execute(
             self.select(runs.c.session_id == session_id, runs.c.idempotency_key == key)

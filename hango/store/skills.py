@@ -20,6 +20,16 @@ class Skills(Scoped):
         """A page of the agent's skills, oldest first."""
         return page(self.conn, self.select(skills.c.agent_id == agent_id), skills, cursor, limit)
 
+    def for_run(self, agent_id: uuid.UUID, limit: int) -> list[sa.Row]:
+        """The agent's first ``limit`` skills by name (name, description, body, allowed tools), in one query."""
+        query = (
+            sa.select(skills.c.name, skills.c.description, skills.c.body, skills.c.allowed_tools)
+            .where(self.where(skills.c.agent_id == agent_id))
+            .order_by(skills.c.name)
+            .limit(limit)
+        )
+        return list(self.conn.execute(query))
+
     def get(self, agent_id: uuid.UUID, name: str) -> sa.Row | None:
         """The agent's skill called ``name``, or None."""
         query = self.select(skills.c.agent_id == agent_id, skills.c.name == name)

@@ -1,14 +1,14 @@
 """Compact-now: the ``session.compact`` audit action.
 
 Revision ID: 0007
-Revises: 0002
+Revises: 0004
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
 revision = "0007"
-down_revision = "0002"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

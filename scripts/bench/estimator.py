@@ -24,7 +24,7 @@ from importlib import import_module
 from importlib.metadata import version
 
 from hango.agent.estimator import estimate_request, estimate_text
-from hango.agent.types import Message, Request, TextBlock
+from hango.messages import Message, Request, TextBlock
 
 ENGLISH = """\
 The scheduler keeps a queue of pending jobs and wakes a worker whenever a new job arrives.

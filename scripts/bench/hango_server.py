@@ -61,11 +61,11 @@ def hango_env(data_dir: Path, port: int) -> dict[str, str]:
     return {**env, "HANGO_DATA_DIR": str(data_dir), "HANGO_PORT": str(port)}
 
 
-def hango_command(env: dict[str, str], *argv: str) -> str:
-    """Run one ``hango`` command to completion and return its output."""
+def hango_command(env: dict[str, str], *argv: str, tree: Path = REPO_ROOT) -> str:
+    """Run one ``hango`` command of the source ``tree`` to completion and return its output."""
     done = subprocess.run(
         [sys.executable, "-m", "hango", *argv],
-        cwd=REPO_ROOT,
+        cwd=tree,
         env=env,
         capture_output=True,
         text=True,
@@ -105,17 +105,22 @@ def stop(serve: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def database(rate_limit: int) -> Iterator[tuple[Path, str, dict]]:
-    """A migrated embedded PostgreSQL in a fresh folder, and a bootstrap principal with ``rate_limit``."""
+def database(rate_limit: int, tree: Path = REPO_ROOT) -> Iterator[tuple[Path, str, dict]]:
+    """A migrated embedded PostgreSQL in a fresh folder, and a bootstrap principal with ``rate_limit``.
+
+    ``tree`` is the source tree whose migrations and commands run (another checkout, for a before/after).
+    """
     data_dir = Path(tempfile.mkdtemp(prefix="hango-bench-", dir="/tmp"))
     data_dir.chmod(0o755)
     postgres = EmbeddedPostgres(data_dir)
     try:
         url = postgres.acquire()
         env = hango_env(data_dir, 0)
-        hango_command(env, "db", "upgrade")
+        hango_command(env, "db", "upgrade", tree=tree)
         boot = ("admin", "bootstrap", "--tenant", "Bench", "--email", "bench@bench.test")
-        principal = json.loads(hango_command(env, *boot, "--rate-limit", str(rate_limit), "--json"))
+        principal = json.loads(
+            hango_command(env, *boot, "--rate-limit", str(rate_limit), "--json", tree=tree)
+        )
         yield data_dir, url, principal
     finally:
         postgres.release()
@@ -123,15 +128,23 @@ def database(rate_limit: int) -> Iterator[tuple[Path, str, dict]]:
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, database_url: str, principal: dict, workers: int) -> Iterator[Hango]:
-    """``hango serve --workers N`` on the database in ``data_dir`` until the block ends."""
+def serving(
+    data_dir: Path,
+    database_url: str,
+    principal: dict,
+    workers: int,
+    *,
+    tree: Path = REPO_ROOT,
+    env: dict[str, str] | None = None,
+) -> Iterator[Hango]:
+    """``hango serve --workers N`` of ``tree`` on the database in ``data_dir`` (``env`` added) until the block ends."""
     port = free_port()
     log = data_dir / "serve.log"
     with open(log, "wb") as out:
         serve = subprocess.Popen(
             [sys.executable, "-m", "hango", "serve", "--port", str(port), "--workers", str(workers)],
-            cwd=REPO_ROOT,
-            env=hango_env(data_dir, port),
+            cwd=tree,
+            env={**hango_env(data_dir, port), **(env or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the benchmark only; it stops the server itself

@@ -24,9 +24,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
-from hango.agent.types import message_from_dict
 from hango.agent.validate import validate_history
 from hango.db.schema import messages
+from hango.messages import message_from_dict
 from hango.store import TenantStore
 from scripts.bench.estimator import (
     ENGLISH,

@@ -41,8 +41,8 @@ from hango.db import make_engine
 from hango.store import TenantStore
 from scripts.bench.coding_corpus import CorpusSession, add_agent, build_session
 from scripts.bench.hango_server import database, serving
-from scripts.bench.inspect import Recorder
-from scripts.bench.inspect_report import machine
+from scripts.bench.inspector import Recorder
+from scripts.bench.inspector_report import machine
 from tests.fakes.provider_server import MESSAGES, TEST_API_KEY, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger
 

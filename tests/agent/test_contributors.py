@@ -8,6 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.chain import Chain
+from hango.agent.deps import RunContext
 from hango.agent.middleware import memory, skills
 from hango.agent.middleware.filesystem import INSTRUCTIONS, FilesystemMiddleware
 from hango.agent.middleware.memory import EMPTY, MemoryMiddleware, bounded
@@ -16,7 +17,7 @@ from hango.agent.middleware.todo import TodoMiddleware
 from hango.agent.parts import SourcedBlock, kind_of
 from hango.agent.state import RunState, Skill
 from hango.agent.tools.base import ToolContext, run_tool
-from hango.agent.types import Block, ToolUseBlock
+from hango.messages import Block, ToolUseBlock
 from hango.store import TenantStore
 from tests.support.sql import count_statements
 
@@ -31,10 +32,9 @@ def parts(blocks: list[SourcedBlock]) -> list[str]:
 
 
 def prepare(middleware, state: RunState, store: TenantStore, engine: sa.Engine) -> list[str]:
-    """Run ``middleware.before_run`` with the store in ``state.extra``; the statements it ran."""
-    state.extra["store"] = store
+    """Run ``middleware.before_run`` with the store in its run context; the statements it ran."""
     with count_statements(engine) as statements:
-        middleware.before_run(state, None)
+        middleware.before_run(state, RunContext(store, None))
     return statements
 
 
@@ -180,9 +180,7 @@ def test_memory_written_by_a_tool_shows_in_the_next_blocks(
     ctx: ToolContext, store: TenantStore, state: RunState, engine: sa.Engine
 ) -> None:
     prepare(MemoryMiddleware(), state, store, engine)
-    [write_file] = [
-        tool for tool in ctx.chain.tools(state.agent, state).values() if tool.name == "write_file"
-    ]
+    [write_file] = [tool for tool in ctx.chain.tools(state).values() if tool.name == "write_file"]
     use = ToolUseBlock("toolu_1", "write_file", {"path": "/memories/new.md", "content": "remember"})
     assert not run_tool(write_file, use, ctx).is_error
     assert parts(blocks(MemoryMiddleware(), state)) == ["system:memory:/memories/new.md"]
@@ -215,11 +213,10 @@ def test_contributors_emit_valid_parts_in_stack_order(
     add_skills(store, state, "deploy")
     add_memory(store, state, {"/memories/b.md": "b", "/memories/a.md": "a"})
     chain = Chain([FilesystemMiddleware(), SkillsMiddleware(), MemoryMiddleware(), TodoMiddleware()])
-    state.extra["store"] = store
     with count_statements(engine) as statements:
-        chain.before_run(state, None)
+        chain.before_run(state, RunContext(store, None))
     assert len(statements) == 2
-    ids = parts(chain.system_blocks(state.agent, state))
+    ids = parts(chain.system_blocks(state))
     assert ids == [
         "system:agent",
         "system:filesystem",

@@ -18,7 +18,7 @@ from hango.agent.estimator import (
     estimate_text,
     estimate_tool,
 )
-from hango.agent.types import (
+from hango.messages import (
     Block,
     ContentBlock,
     Message,

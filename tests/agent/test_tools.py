@@ -12,7 +12,7 @@ from hango.agent.tools import filesystem, vfs
 from hango.agent.tools.base import ToolContext, run_tool
 from hango.agent.tools.filesystem import filesystem_tools
 from hango.agent.tools.todos import todo_tools
-from hango.agent.types import ToolResultBlock, ToolUseBlock
+from hango.messages import ToolResultBlock, ToolUseBlock
 from tests.agent.conftest import Seeded
 from tests.support.sql import count_statements
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hango.agent.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from hango.agent.validate import Problem, is_valid, safe_cut_points, tool_pairs, validate_history
+from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 
 def user(*content: ContentBlock | str) -> Message:

@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from flask import Flask
 from opentelemetry.sdk.trace import ReadableSpan
 
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage, block_from_dict
 from hango.db.schema import usage_records
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage, block_from_dict
 from hango.telemetry import names
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.support.clients import As, Tenant

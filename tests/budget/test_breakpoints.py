@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hango.agent.draft import Draft
 from hango.agent.middleware.prompt_cache import MAX_BREAKPOINTS, with_breakpoints
 from hango.agent.parts import SourcedBlock, SourcedMessage, memory_part, message_part, system_part
-from hango.agent.types import Block, Message, TextBlock, ToolUseBlock
+from hango.messages import Block, Message, TextBlock, ToolUseBlock
 from tests.budget.conftest import FAKE_MODEL, make_agent, make_session, say
 from tests.fakes.provider_server import CHAT_COMPLETIONS, MESSAGES, FakeProviderServer
 from tests.support.clients import As

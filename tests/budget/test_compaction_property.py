@@ -23,7 +23,8 @@ from hango.agent.middleware.summarization import SummarizationMiddleware, compac
 from hango.agent.middleware.tool_allowlist import ToolAllowlistMiddleware
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, seq_of, system_part
 from hango.agent.state import AgentConfig, Caller, RunState, Summary
-from hango.agent.types import (
+from hango.agent.validate import safe_cut_points, validate_history
+from hango.messages import (
     Block,
     ContentBlock,
     Message,
@@ -33,7 +34,6 @@ from hango.agent.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from hango.agent.validate import safe_cut_points, validate_history
 
 ANSWER = Response(Message("assistant", (TextBlock("ok"),)), "end_turn")
 

@@ -8,9 +8,9 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.agent.validate import validate_history
 from hango.db.schema import runs
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.store import TenantStore
 from hango.store.usage import month_start
 from tests.budget.conftest import FAKE_MODEL, as_messages, make_agent, make_session, say, stored, usage_rows

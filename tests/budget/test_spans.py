@@ -19,8 +19,8 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from hango.agent.types import Message, TextBlock, ToolUseBlock
 from hango.config import REPO_ROOT
+from hango.messages import Message, TextBlock, ToolUseBlock
 from hango.telemetry import names
 from tests.budget.conftest import (
     DELEGATING,

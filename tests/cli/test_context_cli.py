@@ -21,12 +21,12 @@ import requests
 
 from hango.cli import context
 from hango.config import REPO_ROOT
+from tests.support.golden import assert_golden
 from tests.support.net import free_port
 
 pytestmark = pytest.mark.server
 
 GOLDEN = Path(__file__).parent / "golden" / "context_show.txt"
-UPDATE = "HANGO_UPDATE_GOLDEN"
 ROW = re.compile(r"^\[(?P<box>[x ])\] (?P<id>\S+) .*?(?P<tokens>\d+)(?:  (?P<badges>[a-z ]+))?$")
 HEADING = re.compile(r"^(SYSTEM|TOOLS|MESSAGES)  \d+ parts?  (\d+) → (\d+) tokens$")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -271,8 +271,4 @@ def test_golden_table_of_a_fixed_session(hango, fixed_session, monkeypatch):
     result = hango("context", "show", "--session", session)
     assert (result.code, result.err) == (0, "")
     text = UUID.sub("<uuid>", result.out)  # the only thing that varies
-    if os.environ.get(UPDATE) == "1":
-        GOLDEN.write_text(text, encoding="utf-8")
-    assert text == GOLDEN.read_text(encoding="utf-8"), (
-        f"rerun with {UPDATE}=1 and review the diff if intended"
-    )
+    assert_golden(GOLDEN, text)

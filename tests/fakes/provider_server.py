@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage, block_to_dict, text_of
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage, block_to_dict, text_of
 from hango.providers import ProviderSettings
 
 MESSAGES = "/v1/messages"

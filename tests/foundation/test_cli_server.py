@@ -8,7 +8,8 @@ import pytest
 import sqlalchemy as sa
 
 from hango.app import create_app
-from hango.cli import main
+from hango.cli import build_parser, main
+from hango.cli.serve import gunicorn_argv
 from hango.db import migrate
 from hango.db.schema import api_keys, tenants, users
 
@@ -83,3 +84,22 @@ def test_bootstrap_rejects_an_unknown_role(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["admin", "bootstrap", "--tenant", "x", "--email", "a@b.c", "--role", "god"])
     assert exit_.value.code == 2
+
+
+def test_serve_binds_loopback_only_by_default(monkeypatch):
+    monkeypatch.delenv("HANGO_HOST", raising=False)
+    args = build_parser().parse_args(["serve"])
+
+    argv = gunicorn_argv(args, 330)
+
+    assert argv[argv.index("--bind") + 1].startswith("127.0.0.1:")
+
+
+def test_nginx_conf_prints_the_deployment_for_the_configured_body_limit(monkeypatch, capsys):
+    monkeypatch.setenv("HANGO_MAX_BODY_BYTES", "1048576")
+
+    assert main(["nginx-conf", "--listen", "0.0.0.0:443", "--upstream", "127.0.0.1:9000"]) == 0
+
+    out = capsys.readouterr().out
+    assert "client_max_body_size 1048576;" in out
+    assert "listen 0.0.0.0:443;" in out and "server 127.0.0.1:9000;" in out

@@ -95,8 +95,9 @@ BAD_ROWS = {
     f"values (gen_random_uuid(), '{T}', '{R}', 'run', 'offline', 'echo', -5)",
     "audit action": f"insert into audit_log (id, tenant_id, action, object_type) "
     f"values (gen_random_uuid(), '{T}', 'unknown.action', 'agent')",
-    "rate window of an unknown key": "insert into rate_limit_windows (api_key_id, window_start, count) "
-    "values (gen_random_uuid(), now(), 1)",
+    "rate window of an unknown member": f"insert into rate_limit_windows (tenant_id, user_id, window_start, count) "
+    f"values ('{T2}', '{U}', now(), 1)",
+    "auth failure count": "insert into auth_failures (subject, window_start, count) values ('client:x', now(), -1)",
     "skill of another tenant's agent": f"insert into skills (id, tenant_id, agent_id, name) "
     f"values (gen_random_uuid(), '{T2}', '{A}', 'ok')",
 }
@@ -123,3 +124,41 @@ def test_every_constraint_rejects_a_bad_row(base_rows, statement):
     with pytest.raises(IntegrityError):
         base_rows.execute(sa.text(statement))
     savepoint.rollback()
+
+
+NFC_NAME, NFD_NAME = "/memories/caf\u00e9.md", "/memories/cafe\u0301.md"
+ALONE, ALONE_NFC = "/memories/the\u0301.md", "/memories/th\u00e9.md"
+ANGSTROMS = ("/memories/\u212b.md", "/memories/A\u030a.md")  # both are /memories/\u00c5.md in NFC
+
+
+def test_the_upgrade_to_0004_stores_paths_in_nfc_and_keeps_files_that_collide(fresh_url):
+    engine = make_engine(fresh_url)
+    paths = {
+        "alone": ALONE,
+        "nfc": NFC_NAME,
+        "beside it": NFD_NAME,
+        "first": ANGSTROMS[0],
+        "second": ANGSTROMS[1],
+    }
+    insert = sa.text(
+        f"insert into memory_files (tenant_id, agent_id, path, content) values ('{T}', '{A}', :p, :c)"
+    )
+    try:
+        migrate.upgrade(engine, "0002")
+        with engine.begin() as conn:
+            for statement in BASE_ROWS[:4]:
+                conn.execute(sa.text(statement))
+            for content, path in paths.items():
+                conn.execute(insert, {"p": path, "c": content})
+
+        migrate.upgrade(engine)
+
+        with engine.connect() as conn:
+            stored = dict(conn.execute(sa.text("select content, path from memory_files")).all())
+        assert len(stored) == len(paths)  # nothing lost
+        assert (stored["alone"], stored["nfc"]) == (ALONE_NFC, NFC_NAME)
+        assert stored["beside it"] == NFD_NAME  # its NFC form was taken: it keeps its path
+        renamed = {stored["first"], stored["second"]} - set(ANGSTROMS)
+        assert renamed == {"/memories/\u00c5.md"} and len({stored["first"], stored["second"]}) == 2
+    finally:
+        engine.dispose()

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
 from hango.agent.catalog import BUILTIN_TOOLS
-from hango.agent.types import Block, Message, Request, ToolDef, message_from_dict
+from hango.messages import Block, Message, Request, ToolDef, message_from_dict
 from hango.store import TenantStore
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.support.clients import As, Tenant

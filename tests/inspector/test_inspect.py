@@ -6,7 +6,7 @@ import uuid
 
 from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.estimator import estimate_request
-from hango.agent.types import Message, Response, TextBlock, Usage
+from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers.anthropic import request_payload
 from hango.telemetry import names
 from tests.fakes.provider_server import COUNT_TOKENS, MESSAGES

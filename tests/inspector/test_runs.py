@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from hango.agent.types import Message, ToolUseBlock
 from hango.cli import demo
 from hango.config import load_config
+from hango.messages import Message, ToolUseBlock
 from hango.providers.anthropic import request_payload
 from hango.store import TenantStore
 from hango.store.context_overrides import StoredOverride, Target

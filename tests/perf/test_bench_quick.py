@@ -13,7 +13,7 @@ TIMEOUT = 240  # the quick run takes under a minute on an idle machine; CI machi
 
 @pytest.mark.server
 def test_the_quick_benchmark_runs_without_errors_and_writes_its_table_and_json(tmp_path: Path) -> None:
-    done, results = run_quick("scripts.bench.inspect", tmp_path, TIMEOUT)
+    done, results = run_quick("scripts.bench.inspector", tmp_path, TIMEOUT)
 
     assert "| **inspect / baseline at 10,000** |" in done.stdout
     assert "| **try overhead / inspect at 1,000** |" in done.stdout

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from hango.agent.types import Block, Message, Request, TextBlock, ToolDef, ToolResultBlock, ToolUseBlock
+from hango.messages import Block, Message, Request, TextBlock, ToolDef, ToolResultBlock, ToolUseBlock
 from hango.providers import Provider, ProviderSettings, close_providers, provider_for
-from hango.providers.errors import ProviderError, ProviderTimeout
+from hango.providers.errors import ProviderError, ProviderFailure, ProviderTimeout
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 
 READ_FILE = ToolDef(
@@ -44,9 +44,9 @@ def request(*messages: Message, system: tuple[Block, ...] = (), tools: tuple[Too
     return Request(model="test-model", system=system, tools=tools, messages=messages or (user("hi"),))
 
 
-def raised_by(call: Callable[[], object]) -> ProviderError:
-    """The ``ProviderError`` that ``call`` raises."""
-    with pytest.raises(ProviderError) as raised:
+def raised_by(call: Callable[[], object]) -> ProviderFailure:
+    """The ``ProviderFailure`` (error or timeout) that ``call`` raises."""
+    with pytest.raises(ProviderFailure) as raised:
         call()
     return raised.value
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hango.agent.types import Block, Message, Response, TextBlock, ToolUseBlock, Usage
+from hango.messages import Block, Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.providers import ProviderSettings
 from hango.providers.anthropic import AnthropicProvider
 from hango.providers.errors import ProviderError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hango.agent.types import Block, Message, TextBlock, ToolDef, ToolResultBlock, ToolUseBlock, text_of
+from hango.messages import Block, Message, TextBlock, ToolDef, ToolResultBlock, ToolUseBlock, text_of
 from hango.providers import ProviderSettings, UnknownProvider, provider_for
 from hango.providers.offline import LABEL, OfflineProvider
 from tests.providers import READ_FILE, request, tool_turn, user

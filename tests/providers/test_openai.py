@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hango.agent.types import Block, Message, Response, TextBlock, ToolUseBlock, Usage
+from hango.messages import Block, Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.providers import ProviderSettings
 from hango.providers.openai import OpenAIProvider
 from tests.fakes.provider_server import CHAT_COMPLETIONS, TEST_API_KEY, FakeProviderServer

@@ -21,6 +21,7 @@ from tests.conftest import TEST_RATE_LIMIT
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger
 from tests.reliability.http import Http
+from tests.support.nginx import nginx_proxy
 from tests.support.server import gunicorn_server
 
 TRY_TIMEOUT = 10.0
@@ -68,6 +69,25 @@ def live(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         with gunicorn_server(database_url, env=provider_env(provider), log_path=log) as url:
             yield Live(url, provider, ledger, log)
         close_providers()
+
+
+AUTH_FAILURE_LIMIT = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Proxied:
+    """The production deployment: nginx (``deploy/nginx.conf``) in front of a 2-worker gunicorn."""
+
+    gunicorn: str
+    nginx: str
+
+
+@pytest.fixture(scope="session")
+def proxied(database_url: str) -> Iterator[Proxied]:
+    """gunicorn trusting the proxy's loopback address for ``X-Forwarded-For``, and nginx in front of it."""
+    env = {"HANGO_TRUSTED_PROXIES": "127.0.0.1", "HANGO_AUTH_FAILURE_LIMIT": str(AUTH_FAILURE_LIMIT)}
+    with gunicorn_server(database_url, env=env) as url, nginx_proxy(url) as proxy:
+        yield Proxied(url, proxy)
 
 
 @pytest.fixture

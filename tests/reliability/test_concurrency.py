@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.types import Message, Response, TextBlock, ToolUseBlock, Usage
+from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from tests.fakes.provider_server import MESSAGES
 from tests.reliability.conftest import MODEL, Live, MakeTenant
 from tests.reliability.figures import record
 from tests.reliability.histories import store_messages, text
 from tests.reliability.http import Http, history, make_agent, make_session
+from tests.support.minutes import wait_for_fresh_minute
 
 pytestmark = pytest.mark.server
 
@@ -189,14 +190,6 @@ def test_quota_holds_under_concurrent_tries_with_at_most_one_call_in_flight_per_
         used=used,
         overspend=used - quota,
     )
-
-
-def wait_for_fresh_minute(engine: sa.Engine, needed: float) -> None:
-    """Sleep past the minute boundary when fewer than ``needed`` seconds are left in this one."""
-    with engine.connect() as conn:
-        left = conn.execute(sa.text("select 60 - extract(second from now())")).scalar_one()
-    if left < needed:
-        time.sleep(float(left) + 0.2)
 
 
 def test_the_rate_limit_holds_exactly_per_key_across_workers(

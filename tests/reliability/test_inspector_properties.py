@@ -66,6 +66,8 @@ class Judged:
     engine: sa.Engine
     ledger: Ledger
     provider: FakeProviderServer
+    fallbacks: FallbackCounter
+    name: str
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     seen: int = 0
 
@@ -128,14 +130,10 @@ class Judged:
         assert new == [], new[0]
 
 
-@pytest.fixture(scope="module")
-def ledger() -> Ledger:
-    return Ledger()
-
-
-@pytest.fixture(scope="module")
-def judging_fake(ledger: Ledger) -> Iterator[FakeProviderServer]:
-    with FakeProviderServer(validator=ledger) as server:
+@pytest.fixture
+def judging_fake() -> Iterator[FakeProviderServer]:
+    """A judging fake per test, so each test's verdicts are its own whatever ran before it."""
+    with FakeProviderServer(validator=Ledger()) as server:
         yield server
         close_providers()
 
@@ -150,14 +148,20 @@ def judged(
 ) -> Iterator[Judged]:
     ledger = judging_fake.validator
     app = make_app(anthropic_base_url=judging_fake.anthropic_base_url, anthropic_api_key=TEST_API_KEY)
-    judge = Judged(dataclasses.replace(acme.owner, client=app.test_client()), engine, ledger, judging_fake)
     fallbacks = FallbackCounter()
+    judge = Judged(
+        dataclasses.replace(acme.owner, client=app.test_client()),
+        engine,
+        ledger,
+        judging_fake,
+        fallbacks,
+        request.node.name,
+    )
     logging.getLogger(FALLBACK_LOGGER).addHandler(fallbacks)
     try:
         yield judge
     finally:
         logging.getLogger(FALLBACK_LOGGER).removeHandler(fallbacks)
-    FALLBACKS[request.node.name] = fallbacks.count
     record(
         f"properties/{request.node.name}",
         examples=PROPERTY.max_examples,
@@ -167,7 +171,6 @@ def judged(
 
 
 FALLBACK_LOGGER = "hango.agent.middleware.overrides"
-FALLBACKS: dict[str, int] = {}
 
 
 class FallbackCounter(logging.Handler):
@@ -181,45 +184,59 @@ class FallbackCounter(logging.Handler):
         self.count += 1
 
 
-@seed(101)
-@PROPERTY
-@given(data=st.data(), history=histories())
-def test_a_stored_set_is_refused_with_a_reason_or_every_later_request_is_valid(judged: Judged, data, history):
-    judged.start()
-    session_id = judged.session_with(history, data.draw(agent_sets()))
-    if judged.put(f"/v1/sessions/{session_id}/context-overrides", data.draw(session_sets(history))):
-        judged.run(session_id)
-    judged.try_(session_id, data.draw(try_bodies(history)))
-    judged.assert_all_valid()
+def checked_alone(judged: Judged, examples) -> int:
+    """Run a property's ``examples`` and check what this test alone sent; the requests it judged."""
+    before = judged.ledger.checked
+    examples()
+    checked = judged.ledger.checked - before
+    record(f"properties/{judged.name}/judged", checked_requests=checked)
+    assert checked > 0, "the property sent no request to the judging fake"
+    assert judged.ledger.invalid == []
+    return checked
 
 
-@seed(202)
-@PROPERTY
-@given(data=st.data(), history=histories())
-def test_a_try_body_is_refused_with_a_reason_or_sends_a_valid_request(judged: Judged, data, history):
-    judged.start()
-    session_id = judged.session_with(history)
-    for _ in range(2):
+def test_a_stored_set_is_refused_with_a_reason_or_every_later_request_is_valid(judged: Judged):
+    @seed(101)
+    @PROPERTY
+    @given(data=st.data(), history=histories())
+    def examples(data, history):
+        judged.start()
+        session_id = judged.session_with(history, data.draw(agent_sets()))
+        if judged.put(f"/v1/sessions/{session_id}/context-overrides", data.draw(session_sets(history))):
+            judged.run(session_id)
         judged.try_(session_id, data.draw(try_bodies(history)))
-    judged.assert_all_valid()
+        judged.assert_all_valid()
+
+    checked_alone(judged, examples)
 
 
-@seed(303)
-@PROPERTY
-@given(data=st.data(), history=histories())
-def test_a_set_that_went_bad_after_new_messages_never_reaches_the_provider(judged: Judged, data, history):
-    judged.start()
-    session_id = judged.session_with(history)
-    if not judged.put(f"/v1/sessions/{session_id}/context-overrides", data.draw(session_sets(history))):
-        return
-    judged.append(session_id, data.draw(continuation(history)))
-    judged.run(session_id)
-    judged.try_(session_id, data.draw(try_bodies(history)))
-    judged.assert_all_valid()
+def test_a_try_body_is_refused_with_a_reason_or_sends_a_valid_request(judged: Judged):
+    @seed(202)
+    @PROPERTY
+    @given(data=st.data(), history=histories())
+    def examples(data, history):
+        judged.start()
+        session_id = judged.session_with(history)
+        for _ in range(2):
+            judged.try_(session_id, data.draw(try_bodies(history)))
+        judged.assert_all_valid()
+
+    checked_alone(judged, examples)
 
 
-def test_over_the_whole_run_the_fake_received_no_invalid_request(ledger: Ledger) -> None:
-    record("properties/total", checked_requests=ledger.checked, invalid_requests=len(ledger.invalid))
-    assert ledger.checked > 100
-    assert ledger.invalid == []
-    assert sum(FALLBACKS.values()) > 0, "some stored set went bad and the runtime fell back"
+def test_a_set_that_went_bad_after_new_messages_never_reaches_the_provider(judged: Judged):
+    @seed(303)
+    @PROPERTY
+    @given(data=st.data(), history=histories())
+    def examples(data, history):
+        judged.start()
+        session_id = judged.session_with(history)
+        if not judged.put(f"/v1/sessions/{session_id}/context-overrides", data.draw(session_sets(history))):
+            return
+        judged.append(session_id, data.draw(continuation(history)))
+        judged.run(session_id)
+        judged.try_(session_id, data.draw(try_bodies(history)))
+        judged.assert_all_valid()
+
+    checked_alone(judged, examples)
+    assert judged.fallbacks.count > 0, "some stored set went bad and the runtime fell back"

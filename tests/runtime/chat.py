@@ -9,8 +9,8 @@ from typing import Any
 import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
-from hango.agent.types import Message, TextBlock, ToolUseBlock
 from hango.db.schema import messages, session_files, session_summaries, usage_records
+from hango.messages import Message, TextBlock, ToolUseBlock
 from tests.support.clients import As
 
 

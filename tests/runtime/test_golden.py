@@ -11,6 +11,7 @@ to a prompt, a tool definition or the assembly, regenerate them and review the d
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,14 +23,16 @@ from hango.agent.loader import load_state, prepare
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, StoredMessage
 from hango.agent.turns import model_phase
-from hango.agent.types import Message, Response, TextBlock, block_to_dict
 from hango.cli import demo
 from hango.config import Config, load_config
+from hango.messages import Message, Response, TextBlock, block_to_dict
 from hango.store import TenantStore
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import tool_call
 from tests.runtime.conftest import OpenChat
-from tests.runtime.golden import assert_golden
+from tests.support.golden import assert_golden
+
+GOLDEN = Path(__file__).parent / "golden"
 
 NEXT_TEXT = "What should we do next?"
 DEMO_SYSTEM_PARTS = [
@@ -76,7 +79,7 @@ def test_demo_system_blocks_in_order(demo_request: Draft) -> None:
     assert [s.part for s in demo_request.system] == DEMO_SYSTEM_PARTS
     assert [s.block.cache_control for s in demo_request.system] == [False] * 4 + [True, False]
     assert_golden(
-        "demo_system",
+        GOLDEN / "demo_system.json",
         [
             {"part": s.part, "text": s.block.text, "cache_control": s.block.cache_control}
             for s in demo_request.system
@@ -87,7 +90,7 @@ def test_demo_system_blocks_in_order(demo_request: Draft) -> None:
 def test_demo_tools(demo_request: Draft) -> None:
     assert [t.name for t in demo_request.tools] == DEMO_TOOLS
     assert_golden(
-        "demo_tools",
+        GOLDEN / "demo_tools.json",
         [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in demo_request.tools
@@ -102,7 +105,7 @@ def test_demo_messages(demo_request: Draft) -> None:
     assert [m.message.role for m in messages] == ["user", "assistant"] * (count // 2) + ["user"]
     assert [m.message.cache_control for m in messages] == [False] * (count - 1) + [True]
     assert messages[-1].message.content == (TextBlock(NEXT_TEXT),)
-    assert_golden("demo_messages", [_sourced_message(m.part, m.message) for m in messages])
+    assert_golden(GOLDEN / "demo_messages.json", [_sourced_message(m.part, m.message) for m in messages])
 
 
 def _sourced_message(part: str, message: Message) -> dict[str, Any]:
@@ -138,4 +141,4 @@ def test_anthropic_run_on_the_wire(open_chat: OpenChat, fake: FakeProviderServer
         {"type": "ephemeral"},
     ]
     assert second["system"][5]["text"].endswith("1. [~] ship")  # the todo written by the first turn
-    assert_golden("anthropic_wire", [first, second])
+    assert_golden(GOLDEN / "anthropic_wire.json", [first, second])

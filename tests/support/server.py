@@ -14,6 +14,7 @@ import requests
 
 from hango.config import REPO_ROOT
 from tests.support.net import free_port, wait_until
+from tests.support.provider_env import without_provider_env
 
 START_TIMEOUT = 30.0
 
@@ -33,7 +34,8 @@ def gunicorn_server(
     """
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
-    env = {**os.environ, **(env or {}), "HANGO_DATABASE_URL": database_url}
+    # The shell's provider keys and base URLs never reach the server: only what ``env`` sets.
+    env = {**without_provider_env(os.environ), **(env or {}), "HANGO_DATABASE_URL": database_url}
     url = f"http://127.0.0.1:{port}"
     # A file, not a pipe: a long session's log must never fill a pipe and block the server.
     opened = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115
@@ -49,11 +51,11 @@ def gunicorn_server(
                 raise RuntimeError(f"gunicorn did not become ready:\n{log.read().decode()[-2000:]}") from exc
             yield url
         finally:
-            _stop(server)
+            stop(server)
 
 
-def _stop(server: subprocess.Popen) -> None:
-    """Stop gunicorn gracefully (SIGTERM), killing it if it does not exit in time."""
+def stop(server: subprocess.Popen) -> None:
+    """Stop a server process gracefully (SIGTERM), killing it if it does not exit in time."""
     server.terminate()
     try:
         server.wait(timeout=15)

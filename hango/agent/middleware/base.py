@@ -2,7 +2,7 @@
 
 - prompt contributor: ``system_blocks(agent, state) -> list[SourcedBlock]``
 - tool provider: ``tools(agent, state) -> list[Tool]``
-- run hook: ``before_run(state, deps)`` — load what the run needs, once per run
+- run hook: ``before_run(state, ctx)`` — load what the run needs, once per run, through ``ctx.store``
 - model wrapper: ``wrap_model_call(draft, state, next) -> Response``
 - tool wrapper: ``wrap_tool_call(call, state, next) -> ToolResultBlock``
 """
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, ClassVar
 from hango.agent.draft import Draft
 from hango.agent.parts import SourcedBlock
 from hango.agent.state import AgentConfig, RunState, ToolCall
-from hango.agent.types import Response, ToolResultBlock
+from hango.messages import Response, ToolResultBlock
 
 if TYPE_CHECKING:
-    from hango.agent.deps import Deps
+    from hango.agent.deps import RunContext
     from hango.agent.tools.base import Tool
 
 ModelHandler = Callable[[Draft], Response]
@@ -36,7 +36,7 @@ class Middleware:
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
         return []
 
-    def before_run(self, state: RunState, deps: Deps) -> None:
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
         return None
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:

@@ -6,11 +6,9 @@ from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
-from hango.agent.tools.filesystem import filesystem_tools
+from hango.agent.tools.filesystem import FILESYSTEM_TOOLS, filesystem_tools
 from hango.agent.tools.paths import MEMORIES, SKILL_FILE, SKILLS
-from hango.agent.types import Block
-
-FILESYSTEM_TOOLS = ("ls", "read_file", "write_file", "edit_file", "glob", "grep")
+from hango.messages import Block
 
 INSTRUCTIONS = (
     "You have a virtual filesystem with the tools ls, read_file, write_file, edit_file, glob and grep. "

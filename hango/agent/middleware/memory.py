@@ -10,17 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
-
 from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, memory_part, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.paths import MEMORIES
-from hango.agent.types import Block
-from hango.db.schema import memory_files
+from hango.messages import Block
 
 if TYPE_CHECKING:
-    from hango.agent.deps import Deps
+    from hango.agent.deps import RunContext
     from hango.store import TenantStore
 
 MAX_MEMORY_FILES = 50
@@ -36,14 +33,7 @@ EMPTY = (
 
 def load_memory(store: TenantStore, state: RunState) -> dict[str, str]:
     """The agent's first ``MAX_MEMORY_FILES`` memory files by path, in one query, within the budget."""
-    content = sa.func.left(memory_files.c.content, MAX_MEMORY_CHARS + 1).label("content")
-    query = (
-        sa.select(memory_files.c.path, content)
-        .where(store.memory_files.where(memory_files.c.agent_id == state.agent.id))
-        .order_by(memory_files.c.path)
-        .limit(MAX_MEMORY_FILES)
-    )
-    return bounded({row.path: row.content for row in store.conn.execute(query)})
+    return bounded(store.memory_files.for_prompt(state.agent.id, MAX_MEMORY_FILES, MAX_MEMORY_CHARS))
 
 
 def bounded(memory: dict[str, str]) -> dict[str, str]:
@@ -64,14 +54,14 @@ def bounded(memory: dict[str, str]) -> dict[str, str]:
 class MemoryMiddleware(Middleware):
     """Enabled unless ``agent.settings["memory"]`` is False; a disabled one loads nothing.
 
-    ``before_run`` reads through the ``TenantStore`` the loader puts in ``state.extra["store"]``.
+    ``before_run`` reads through the run context's ``TenantStore``.
     """
 
     name = "memory"
 
-    def before_run(self, state: RunState, deps: Deps) -> None:
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
         if state.agent.settings.get(self.name) is not False:
-            state.memory = load_memory(state.extra["store"], state)
+            state.memory = load_memory(ctx.store, state)
 
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         if agent.settings.get(self.name) is False:

@@ -10,6 +10,7 @@ is sent without the message overrides: never an invalid request.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 
@@ -18,14 +19,18 @@ from hango.agent.estimator import estimate_message
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.overrides import Override, Overrides, apply_messages
 from hango.agent.state import RunState
-from hango.agent.types import Response
 from hango.agent.validate import validate_history
+from hango.messages import Response
 from hango.telemetry import names
+
+if TYPE_CHECKING:
+    from hango.agent.deps import RunContext
+    from hango.store import TenantStore
 
 log = logging.getLogger(__name__)
 
 
-def load_overrides(store, state: RunState) -> Overrides:
+def load_overrides(store: TenantStore, state: RunState) -> Overrides:
     """The agent's and the session's stored overrides (one query)."""
     agent, session = store.context_overrides.for_run(state.agent.id, state.session_id)
     return Overrides.of(map(as_override, agent), map(as_override, session))
@@ -39,8 +44,8 @@ def as_override(stored) -> Override:
 class ContextOverridesMiddleware(Middleware):
     name = "context_overrides"
 
-    def before_run(self, state: RunState, deps) -> None:
-        state.overrides = load_overrides(state.extra["store"], state)
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
+        state.overrides = load_overrides(ctx.store, state)
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         if not state.overrides.session:

@@ -14,7 +14,7 @@ from hango.agent.draft import Draft
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import RunState
-from hango.agent.types import Response
+from hango.messages import Response
 
 VOLATILE = frozenset({system_part("todo")})
 MAX_BREAKPOINTS = 4

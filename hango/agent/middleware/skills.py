@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
-
 from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, Skill
 from hango.agent.tools.paths import skill_file
-from hango.agent.types import Block
-from hango.db.schema import skills
+from hango.messages import Block
 
 if TYPE_CHECKING:
-    from hango.agent.deps import Deps
+    from hango.agent.deps import RunContext
     from hango.store import TenantStore
 
 # The most skills a run loads (by name): the index and the tool-list widening see no more.
@@ -28,15 +25,9 @@ HEADER = (
 
 def load_skills(store: TenantStore, state: RunState) -> list[Skill]:
     """The agent's first ``MAX_SKILLS`` skills by name, in one query."""
-    query = (
-        sa.select(skills.c.name, skills.c.description, skills.c.body, skills.c.allowed_tools)
-        .where(store.skills.where(skills.c.agent_id == state.agent.id))
-        .order_by(skills.c.name)
-        .limit(MAX_SKILLS)
-    )
     return [
         Skill(row.name, row.description, row.body, tuple(row.allowed_tools))
-        for row in store.conn.execute(query)
+        for row in store.skills.for_run(state.agent.id, MAX_SKILLS)
     ]
 
 
@@ -51,14 +42,14 @@ def skills_index(loaded: list[Skill]) -> str:
 class SkillsMiddleware(Middleware):
     """Enabled unless ``agent.settings["skills"]`` is False; a disabled one loads nothing.
 
-    ``before_run`` reads through the ``TenantStore`` the loader puts in ``state.extra["store"]``.
+    ``before_run`` reads through the run context's ``TenantStore``.
     """
 
     name = "skills"
 
-    def before_run(self, state: RunState, deps: Deps) -> None:
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
         if state.agent.settings.get(self.name) is not False:
-            state.skills = load_skills(state.extra["store"], state)
+            state.skills = load_skills(ctx.store, state)
 
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         if agent.settings.get(self.name) is False:

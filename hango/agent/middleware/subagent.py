@@ -10,8 +10,8 @@ from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, StoredMessage
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
 from hango.agent.turns import converse
-from hango.agent.types import Block, Message, TextBlock, ToolDef, text_of
 from hango.errors import QuotaExhausted
+from hango.messages import Block, Message, TextBlock, ToolDef, text_of
 
 SUBAGENT_MAX_TURNS = 6
 
@@ -43,7 +43,6 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         compactor=None,
         summary=None,
         overrides=parent.overrides.agent_only(),
-        extra=dict(parent.extra),
     )
     gateway = Gateway(ctx.deps, child, ctx.deps.config.run_timeout)
     child_ctx = dataclasses.replace(ctx, state=child)

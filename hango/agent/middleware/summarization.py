@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hango.agent.chain import summary_message
 from hango.agent.draft import Draft
@@ -20,8 +20,11 @@ from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SUMMARY, SourcedMessage, seq_of
 from hango.agent.state import RunState, Summary
-from hango.agent.types import Response, TextBlock, ToolResultBlock, ToolUseBlock
 from hango.agent.validate import is_valid, safe_cut_points
+from hango.messages import Response, TextBlock, ToolResultBlock, ToolUseBlock
+
+if TYPE_CHECKING:
+    from hango.agent.deps import RunContext
 
 KEEP_SHARE = 0.5
 CLIP = 2000
@@ -161,10 +164,10 @@ def plan_compaction(
 class SummarizationMiddleware(Middleware):
     name = "summarization"
 
-    def before_run(self, state: RunState, deps) -> None:
-        row = state.extra["store"].summaries.latest(state.session_id)
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
+        row = ctx.store.summaries.latest(state.session_id)
         state.summary = Summary(row.through_seq, row.text) if row else None
-        state.compact_trigger = deps.config.compact_trigger
+        state.compact_trigger = ctx.deps.config.compact_trigger
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         budget = compact_at(state)

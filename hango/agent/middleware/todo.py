@@ -7,7 +7,7 @@ from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
 from hango.agent.tools.todos import WRITE_TODOS, render_todos, todo_tools
-from hango.agent.types import Block
+from hango.messages import Block
 
 HEADER = "Your todo list for this session (replace it with write_todos as the work moves on):\n\n"
 

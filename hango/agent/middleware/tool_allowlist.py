@@ -6,7 +6,7 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_tool
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.state import AgentConfig, RunState
-from hango.agent.types import Response
+from hango.messages import Response
 
 
 def enabled_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:

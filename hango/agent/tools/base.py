@@ -5,21 +5,39 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jsonschema_rs
 
-from hango.agent.state import RunState
-from hango.agent.types import ToolDef, ToolResultBlock, ToolUseBlock
+from hango.agent.draft import Draft
+from hango.agent.state import RunState, ToolCall
+from hango.messages import Response, ToolDef, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
-    from hango.agent.chain import Chain
     from hango.agent.deps import Deps
     from hango.store import TenantStore
 
 
 class ToolFailure(Exception):
     """A tool could not do what was asked; the model receives the message as an error result."""
+
+
+class ToolChain(Protocol):
+    """What a tool that drives model turns (the subagent) needs of the chain; ``Chain`` is one.
+
+    A protocol, so this module need not import ``hango.agent.chain`` (which imports the
+    middleware, which import the tools): the three modules form no circle.
+    """
+
+    def draft(self, state: RunState, max_tokens: int = 4096) -> Draft: ...
+
+    def tools(self, state: RunState) -> dict[str, Tool]: ...
+
+    def call_model(self, draft: Draft, state: RunState, handler: Callable[[Draft], Response]) -> Response: ...
+
+    def call_tool(
+        self, call: ToolCall, state: RunState, handler: Callable[[ToolCall], ToolResultBlock]
+    ) -> ToolResultBlock: ...
 
 
 @dataclass(frozen=True)
@@ -29,7 +47,7 @@ class ToolContext:
     store: TenantStore
     state: RunState
     deps: Deps
-    chain: Chain
+    chain: ToolChain
 
 
 @dataclass(frozen=True)

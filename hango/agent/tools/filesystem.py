@@ -15,7 +15,7 @@ from typing import Any
 from hango.agent.tools import vfs
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
 from hango.agent.tools.paths import MAX_PATH_CHARS, MEMORIES, SKILLS, children, glob_regex, normal_path
-from hango.agent.types import ToolDef
+from hango.messages import ToolDef
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -221,3 +221,6 @@ def filesystem_tools() -> list[Tool]:
         Tool(GLOB, glob),
         Tool(GREP, grep),
     ]
+
+
+FILESYSTEM_TOOLS: tuple[str, ...] = tuple(tool.name for tool in filesystem_tools())

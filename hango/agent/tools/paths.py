@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from hango.agent.tools.base import ToolFailure
+from hango.paths import MAX_PATH_CHARS, PathRefused, path_text
 
-MAX_PATH_CHARS = 500
 MEMORIES = "/memories"
 SKILLS = "/skills"
 SKILL_FILE = "SKILL.md"
@@ -16,13 +15,13 @@ _GLOB_REGEX = {"**/": "(?:[^/]+/)*", "**": ".*", "*": "[^/]*", "?": "[^/]"}
 
 
 def normal_path(raw: str) -> str:
-    """``raw`` as an absolute path without empty segments or a trailing slash; ``ToolFailure`` if it cannot be one."""
+    """``raw`` as an absolute NFC path without empty segments or a trailing slash; ``ToolFailure`` if it cannot be one."""
     if not raw.startswith("/"):
         raise ToolFailure(f"paths are absolute (they start with /): {raw[:MAX_PATH_CHARS]!r}")
-    if len(raw) > MAX_PATH_CHARS:
-        raise ToolFailure(f"a path has at most {MAX_PATH_CHARS} characters")
-    if any(unicodedata.category(char) == "Cc" for char in raw):
-        raise ToolFailure("a path has no control characters")
+    try:
+        raw = path_text(raw)
+    except PathRefused as exc:
+        raise ToolFailure(str(exc)) from exc
     segments = [segment for segment in raw.split("/") if segment]
     if any(segment in (".", "..") for segment in segments):
         raise ToolFailure(f"a path has no '.' or '..' segments: {raw!r}")

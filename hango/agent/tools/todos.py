@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
-from hango.agent.types import ToolDef
+from hango.messages import ToolDef
 
 STATUSES = ("pending", "in_progress", "completed")
 MAX_TODOS = 100

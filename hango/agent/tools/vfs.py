@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from hango.agent.tools.base import ToolContext, ToolFailure
 from hango.agent.tools.paths import MEMORIES, SKILLS, is_under, mount_of, skill_file
-from hango.db.schema import memory_files
 from hango.errors import Unprocessable
 from hango.store.memory_files import memory_path
-from hango.store.session_files import files_under
 
 # About 1 MB: the most one session file may hold, so a single tool call stays a bounded write.
 MAX_FILE_CHARS = 1_048_576
@@ -66,8 +64,7 @@ def files(ctx: ToolContext, folder: str, *, content: bool = True) -> dict[str, s
         rows = ctx.store.session_files.under(ctx.state.session_id, folder, content=content)
         found.update((row.path, row.content) for row in rows)
     if is_under(MEMORIES, folder) or is_under(folder, MEMORIES):
-        owner = memory_files.c.agent_id == ctx.state.agent.id
-        rows = files_under(ctx.store.memory_files, owner, folder, content=content)
+        rows = ctx.store.memory_files.under(ctx.state.agent.id, folder, content=content)
         found.update((row.path, row.content) for row in rows)
     if is_under(SKILLS, folder) or is_under(folder, SKILLS):
         skills = _skill_files(ctx)

@@ -1,10 +1,10 @@
 """Benchmark the context inspector against the floor, as ratios measured in one run.
 
-Run from the repository root after the README's set-up (as a module: run as a
-file, this module would shadow the standard library's ``inspect``)::
+Run from the repository root after the README's set-up, as a module (its
+``scripts.bench`` imports resolve from the root)::
 
-    .venv/bin/python -m scripts.bench.inspect            # the full run: 2-3 minutes on an idle machine
-    .venv/bin/python -m scripts.bench.inspect --quick    # a reduced run, under a minute
+    .venv/bin/python -m scripts.bench.inspector            # the full run: 2-3 minutes on an idle machine
+    .venv/bin/python -m scripts.bench.inspector --quick    # a reduced run, under a minute
 
 It seeds, through the store, sessions of 100, 1,000 and 10,000 generated
 messages on one agent (``scripts/bench/history.py``), starts ``hango serve``
@@ -23,9 +23,6 @@ request failed or (unless ``--no-timing-asserts``) a target is missed.
 
 from __future__ import annotations
 
-if __name__ == "inspect":  # run as a file, this module shadows the standard library's inspect
-    raise SystemExit("run the benchmark as a module: .venv/bin/python -m scripts.bench.inspect")
-
 import argparse
 import signal
 import sys
@@ -39,14 +36,14 @@ from typing import Any
 
 import requests
 
-from hango.agent.types import Block, Message, Request, TextBlock, ToolDef, message_from_dict
 from hango.config import REPO_ROOT
 from hango.db import make_engine
+from hango.messages import Block, Message, Request, TextBlock, ToolDef, message_from_dict
 from hango.providers.offline import OfflineProvider
 from hango.store import TenantStore
 from scripts.bench.hango_server import Hango, database, serving
 from scripts.bench.history import Session, add_agent, add_session
-from scripts.bench.inspect_report import SIZES, describe, machine, render, targets, write
+from scripts.bench.inspector_report import SIZES, describe, machine, render, targets, write
 
 RATE_LIMIT = 10_000_000
 PUT_PARTS = 100

@@ -1,0 +1,250 @@
+"""Honest layers: no module of hango/ or blueprints/ imports a higher layer, and hango/ has no circle.
+
+The import graph is read with ``ast`` from the source (nothing is imported). Every
+import counts, wherever it is written: at module level, inside a function (a lazy
+import is still a dependency) and under ``if TYPE_CHECKING:`` (a circle of type
+imports is still a circle a reader must untangle). ``from package import module``
+is an edge to ``package.module`` only: importing a submodule runs its package's
+``__init__`` first, but that is Python's mechanics, not a dependency of the importer.
+
+The layer table is the one drawn in ``docs/system-architecture.md``: a module may
+import its own layer and the layers below it, never one above.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from hango.config import REPO_ROOT
+
+# Lowest first. A module belongs to the layer of the longest prefix that names it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("hango", "hango.errors", "hango.config", "hango.messages", "hango.telemetry"),
+    ("hango.db",),
+    ("hango.auth", "hango.audit", "hango.ratelimit"),
+    ("hango.store",),
+    ("hango.providers",),
+    ("hango.agent",),
+    ("hango.api", "hango.tenancy", "hango.authz", "hango.try_pool"),
+    ("blueprints",),
+    ("hango.app",),
+    ("hango.cli", "hango.__main__"),
+)
+
+Graph = dict[str, set[str]]
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def sources_under(*folders: str) -> dict[str, str]:
+    """Module name → source text of every ``.py`` file under ``folders`` (relative to the repo)."""
+    return {
+        module_name(path, REPO_ROOT): path.read_text(encoding="utf-8")
+        for folder in folders
+        for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+    }
+
+
+def _base(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute package a ``from ... import`` reads from."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    anchor = package[: len(package) - node.level + 1]
+    return ".".join([*anchor, node.module] if node.module else anchor)
+
+
+def _resolve(name: str, known: Mapping[str, str]) -> str | None:
+    """The known module ``name`` lies in (its longest known prefix), or None for a third-party name."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in known:
+            return candidate
+    return None
+
+
+def _targets(node: ast.AST, module: str, sources: Mapping[str, str]) -> list[str | None]:
+    if isinstance(node, ast.Import):
+        return [_resolve(alias.name, sources) for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    is_package = any(other.startswith(module + ".") for other in sources)
+    base = _base(node, module, is_package)
+    # ``from X import Y``: the submodule X.Y when there is one, else X itself.
+    return [
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in sources else _resolve(base, sources)
+        for alias in node.names
+    ]
+
+
+def import_graph(sources: Mapping[str, str]) -> Graph:
+    """Module → the known modules it imports (every import, at any depth of the source)."""
+    graph: Graph = {name: set() for name in sources}
+    for module, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            graph[module].update(t for t in _targets(node, module, sources) if t not in (None, module))
+    return graph
+
+
+def layer_of(module: str) -> int:
+    best, layer = -1, None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, layer = len(prefix), index
+    assert layer is not None, f"{module} is in no layer of the table"
+    return layer
+
+
+def back_edges(graph: Graph) -> list[tuple[str, str]]:
+    """Every import from a module to a module of a higher layer."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets if layer_of(b) > layer_of(a))
+
+
+def cycles(graph: Graph, within: str) -> list[list[str]]:
+    """The import circles (strongly connected components of more than one module) among ``within.*``."""
+    nodes = [n for n in graph if n == within or n.startswith(within + ".")]
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm; the graphs are small, recursion is fine
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in nodes:
+                continue
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while (top := stack.pop()) != node:
+                component.append(top)
+            component.append(node)
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in nodes:
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.fixture(scope="module")
+def sources() -> dict[str, str]:
+    return sources_under("hango", "blueprints")
+
+
+def test_no_module_imports_a_higher_layer(sources: dict[str, str]) -> None:
+    assert back_edges(import_graph(sources)) == []
+
+
+def test_there_is_no_import_circle_inside_hango(sources: dict[str, str]) -> None:
+    assert cycles(import_graph(sources), "hango") == []
+
+
+def test_every_module_has_a_layer(sources: dict[str, str]) -> None:
+    for module in sources:
+        layer_of(module)
+
+
+def test_the_check_fails_on_a_back_edge(sources: dict[str, str]) -> None:
+    """A lazy import of the agent inside a provider is both a back-edge and a circle."""
+    broken = dict(sources)
+    broken["hango.providers.base"] += "\n\ndef _bad():\n    from hango.agent.chain import Chain\n"
+
+    graph = import_graph(broken)
+
+    assert ("hango.providers.base", "hango.agent.chain") in back_edges(graph)
+    assert any("hango.providers.base" in circle for circle in cycles(graph, "hango"))
+
+
+def test_the_check_fails_on_a_type_checking_circle() -> None:
+    """Imports under ``TYPE_CHECKING`` count: two modules naming each other's types are a circle."""
+    graph = import_graph(
+        {
+            "hango": "",
+            "hango.agent": "",
+            "hango.agent.a": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hango.agent.b import B\n",
+            "hango.agent.b": "from hango.agent import a\n",
+        }
+    )
+
+    assert cycles(graph, "hango") == [["hango.agent.a", "hango.agent.b"]]
+
+
+def _sql_in(source: str) -> list[str]:
+    """What in ``source`` speaks SQL: SQLAlchemy's query toolkit, hango's tables, executed statements."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            for name in names:
+                # ``sqlalchemy.engine`` is allowed: the runtime names Engine and Connection types.
+                if name and (name.split(".")[0] == "sqlalchemy" and name != "sqlalchemy.engine"):
+                    found.append(f"import {name} (line {node.lineno})")
+                if name and name.startswith("hango.db.schema"):
+                    found.append(f"import {name} (line {node.lineno})")
+        if _on_a_connection(node):
+            found.append(f"conn.{node.func.attr}() (line {node.lineno})")
+    return found
+
+
+def _on_a_connection(node: ast.AST) -> bool:
+    """A statement executed on a connection: ``conn.execute(...)``, ``store.conn.scalar(...)``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    receiver = node.func.value
+    named = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
+    return node.func.attr in ("execute", "scalar", "scalars") and named in ("conn", "connection", "engine")
+
+
+def test_the_agent_contains_no_sql(sources: dict[str, str]) -> None:
+    """Every query lives in hango/store: the agent imports no SQL toolkit or table and executes nothing."""
+    found = {m: _sql_in(s) for m, s in sources.items() if m.startswith("hango.agent")}
+
+    assert {m: sql for m, sql in found.items() if sql} == {}
+
+
+def test_the_sql_check_sees_a_query() -> None:
+    query = "import sqlalchemy as sa\nfrom hango.db.schema import skills\nconn.execute(sa.select(skills))\n"
+
+    assert len(_sql_in(query)) == 3
+
+
+def test_bench_scripts_form_no_circle_and_shadow_no_standard_module() -> None:
+    bench = sources_under("scripts/bench")
+    graph = import_graph({**bench, "scripts": ""})
+
+    assert cycles(graph, "scripts") == []
+    assert [m for m in bench if m.rsplit(".", 1)[-1] in sys.stdlib_module_names] == []
+
+
+def test_the_runtime_below_the_web_layer_imports_no_flask(sources: dict[str, str]) -> None:
+    """The agent, the providers and the store run outside a request: none of them imports Flask."""
+    below_web = ("hango.agent", "hango.providers", "hango.store", "hango.messages", "hango.errors")
+    flask_users = [
+        module
+        for module, source in sources.items()
+        if module.startswith(below_web)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            (name or "").split(".")[0] in ("flask", "flask_smorest", "werkzeug")
+            for name in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+        )
+    ]
+    assert flask_users == []
