@@ -42,7 +42,7 @@ document.addEventListener("alpine:init", () => {
       await this.changing(async () => {
         const path = `${ROUTES[item.target](this)}/context-overrides`;
         const { data, headers } = await hango.send("GET", path);
-        const kept = data.overrides.filter((o) => o.paired_from === null);
+        const kept = data.overrides.filter((o) => o.paired_from === null && !item.parts.includes(o.part));
         const added = item.parts.map((part) => ({ part, action: "exclude", replacement: null }));
         await hango.send("PUT", path, { body: { overrides: [...kept, ...added] }, headers: { "If-Match": headers.get("ETag") } });
         this.optimizeNotice = `Excluded ${item.parts.join(", ")}: saves ${hango.number(item.tokens_saved)} tokens.`;

@@ -74,3 +74,16 @@ def test_the_compaction_preview_is_shown_and_compact_now_uses_the_focus(admin: A
     assert api.messages(demo.session_id) == history
     audit = api.get("/v1/audit", action="session.compact")["items"]
     assert [a["detail"]["focused"] for a in audit] == [True]
+
+
+def test_a_save_in_the_table_refreshes_the_suggestions(admin: Admin, api: Api, demo: Demo):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    first = suggestions(api, demo.session_id)["suggestions"][0]
+    card = admin.page.locator(f'[data-testid="suggestion"][data-parts="{" ".join(first["parts"])}"]')
+    expect(card).to_have_count(1)
+
+    admin.box(first["parts"][0]).uncheck()
+    admin.save()
+
+    expect(card).to_have_count(0)
