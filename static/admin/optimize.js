@@ -1,7 +1,8 @@
 // The Optimize card of the Context panel: the server's suggestions with what each saves and what
 // it costs in cache, applied in one click (an ordinary override PUT with If-Match), the compaction
 // preview, and Compact now with an optional focus. Nested in contextPanel: after a change it
-// calls the panel's reload(), so the table and totals show what is stored.
+// calls the panel's reload(), so the table and totals show what is stored. Nothing is asked for
+// until the user presses Suggest.
 document.addEventListener("alpine:init", () => {
   "use strict";
 
@@ -17,11 +18,9 @@ document.addEventListener("alpine:init", () => {
     focus: "",
     compacted: null,
 
-    async init() {
-      await this.loadSuggestions();
-    },
-
+    // Asked for, not loaded with the panel: suggestions cost about an inspect of their own.
     async loadSuggestions() {
+      this.optimizeError = "";
       try {
         const body = await hango.get(`/v1/sessions/${this.id}/context/suggestions`);
         this.suggestions = body.suggestions;
@@ -65,7 +64,7 @@ document.addEventListener("alpine:init", () => {
       try {
         await change();
         await this.reload();
-        await this.loadSuggestions();
+        if (this.suggestions !== null) await this.loadSuggestions();
       } catch (error) {
         this.optimizeError = hango.describe(error);
       } finally {

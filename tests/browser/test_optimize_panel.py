@@ -14,9 +14,16 @@ def suggestions(api: Api, session_id: str) -> dict:
     return api.get(f"/v1/sessions/{session_id}/context/suggestions")
 
 
+def suggest(admin: Admin) -> None:
+    """Press Suggest and wait for the list."""
+    admin.page.get_by_test_id("suggest").click()
+    expect(admin.page.get_by_test_id("suggest")).to_have_text("Suggest again")
+
+
 def test_suggestions_are_listed_with_their_savings_and_cache_cost(admin: Admin, api: Api, demo: Demo):
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
+    suggest(admin)
     expected = suggestions(api, demo.session_id)["suggestions"]
     assert expected, "the demo re-reads and edits /notes.md"
 
@@ -36,6 +43,7 @@ def test_apply_saves_the_override_in_one_click_and_the_table_and_totals_follow(
 ):
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
+    suggest(admin)
     first = next(s for s in suggestions(api, demo.session_id)["suggestions"] if s["target"] == "session")
     before = api.inspect(demo.session_id)["total_after"]
 
@@ -58,6 +66,7 @@ def test_apply_saves_the_override_in_one_click_and_the_table_and_totals_follow(
 def test_the_compaction_preview_is_shown_and_compact_now_uses_the_focus(admin: Admin, api: Api, demo: Demo):
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
+    suggest(admin)
     preview = suggestions(api, demo.session_id)["compaction"]
     history = api.messages(demo.session_id)
 
@@ -79,6 +88,7 @@ def test_the_compaction_preview_is_shown_and_compact_now_uses_the_focus(admin: A
 def test_a_save_in_the_table_refreshes_the_suggestions(admin: Admin, api: Api, demo: Demo):
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
+    suggest(admin)
     first = suggestions(api, demo.session_id)["suggestions"][0]
     card = admin.page.locator(f'[data-testid="suggestion"][data-parts="{" ".join(first["parts"])}"]')
     expect(card).to_have_count(1)
@@ -87,3 +97,17 @@ def test_a_save_in_the_table_refreshes_the_suggestions(admin: Admin, api: Api, d
     admin.save()
 
     expect(card).to_have_count(0)
+
+
+def test_opening_the_panel_asks_for_no_suggestions_until_suggest_is_pressed(admin: Admin, demo: Demo):
+    asked: list[str] = []
+    admin.page.on("request", lambda r: asked.append(r.url) if "/context/suggestions" in r.url else None)
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    expect(admin.page.get_by_test_id("compact-now")).to_be_disabled()
+    assert asked == []
+
+    suggest(admin)
+
+    assert len(asked) == 1
+    expect(admin.page.get_by_test_id("compact-now")).to_be_enabled()
