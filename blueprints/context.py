@@ -13,6 +13,7 @@ from opentelemetry import trace
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
+from hango.agent import calibration
 from hango.agent.draft import Draft
 from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.parts import MalformedPart, kind_of
@@ -21,6 +22,7 @@ from hango.agent.suggestions import compaction_preview
 from hango.api import Blueprint
 from hango.errors import NotFound, Unprocessable
 from hango.messages import block_to_dict, message_to_dict
+from hango.providers import split_model
 from hango.telemetry import names
 
 blp = Blueprint(
@@ -119,13 +121,21 @@ class Context(MethodView):
                 return request_body(assembly.captured)
             snapshot = build_snapshot(assembly, tenancy.deps())
             _record(snapshot, started)
-        last = tenancy.store().usage.last_call(session_id)
+        agent = assembly.state.agent
+        provider, model = split_model(agent.model)
+        recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
+        body = snapshot.as_dict()
+        calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
         return {
             "session_id": str(session_id),
-            "agent_id": str(assembly.state.agent.id),
-            "model": assembly.state.agent.model,
-            **snapshot.as_dict(),
-            "last_call": {"estimated": last.estimated, "reported": last.reported} if last else None,
+            "agent_id": str(agent.id),
+            "model": agent.model,
+            **body,
+            **(calibrated.report(body["totals"]) if calibrated else calibration.UNCALIBRATED),
+            # ``reported`` is never null in a stored row: null means the session made no call yet.
+            "last_call": None
+            if recent.reported is None
+            else {"estimated": recent.estimated, "reported": recent.reported},
             **_compaction(assembly, snapshot.would_compact or args["compaction"] == "preview"),
         }
 

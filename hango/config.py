@@ -34,6 +34,8 @@ class Config:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     otlp_endpoint: str | None = None
+    otlp_metrics_endpoint: str | None = None
+    trace_project: str = "hango"
     check_schema: bool = True
 
     def __post_init__(self) -> None:
@@ -75,6 +77,8 @@ _ENV = {
     "openai_base_url": "HANGO_OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "otlp_metrics_endpoint": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "trace_project": "HANGO_TRACE_PROJECT",
 }
 
 

@@ -74,13 +74,18 @@ def engine(database_url: str) -> Iterator[sa.Engine]:
     engine.dispose()
 
 
+def empty_tables(engine: sa.Engine) -> None:
+    """Truncate every table."""
+    names = ", ".join(t.name for t in metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"truncate {names} cascade"))
+
+
 @pytest.fixture
 def clean_db(engine: sa.Engine) -> Iterator[None]:
     """Empty every table after the test."""
     yield
-    names = ", ".join(t.name for t in metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"truncate {names} cascade"))
+    empty_tables(engine)
 
 
 @pytest.fixture(scope="session")

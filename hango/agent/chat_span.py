@@ -1,25 +1,49 @@
-"""What a ``chat`` span carries: GenAI conventions, hango ids, cache figures; content only on opt-in."""
+"""What a ``chat`` span carries: GenAI conventions, hango ids, cache figures; content only on opt-in.
+
+Content follows the OpenTelemetry GenAI shape: ``gen_ai.system_instructions`` is a
+list of text parts, ``gen_ai.input.messages``/``gen_ai.output.messages`` are lists of
+``{"role", "parts"}`` with ``text``, ``tool_call`` and ``tool_call_response`` parts.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from opentelemetry.trace import Span
 
 from hango import telemetry
 from hango.agent.state import RunState
-from hango.messages import Request, Response, message_to_dict
+from hango.messages import ContentBlock, Message, Request, Response, TextBlock, ToolUseBlock
 from hango.providers import split_model
 from hango.telemetry import names
+
+
+def genai_part(block: ContentBlock) -> dict[str, Any]:
+    """One content block as a GenAI message part."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "content": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_call", "id": block.id, "name": block.name, "arguments": block.input}
+    return {"type": "tool_call_response", "id": block.tool_use_id, "response": block.content}
+
+
+def genai_message(message: Message, **extra: Any) -> dict[str, Any]:
+    """One message as a GenAI ``{"role", "parts"}`` object (``extra``: e.g. its ``finish_reason``)."""
+    return {"role": message.role, "parts": [genai_part(b) for b in message.content], **extra}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def start(span: Span, state: RunState, request: Request, provider: str) -> None:
     """Attributes known before the call."""
     span.set_attributes(
         {
-            names.GEN_AI_SYSTEM: provider,
-            names.GEN_AI_OPERATION: "chat",
-            # The model as the provider knows it; ``gen_ai.system`` names the provider.
+            names.GEN_AI_PROVIDER_NAME: provider,
+            names.GEN_AI_OPERATION: names.OPERATION_CHAT,
+            # The model as the provider knows it; ``gen_ai.provider.name`` names the provider.
             names.GEN_AI_REQUEST_MODEL: split_model(request.model)[1],
             names.GEN_AI_REQUEST_MAX_TOKENS: request.max_tokens,
             names.TENANT_ID: str(state.tenant_id),
@@ -33,8 +57,9 @@ def start(span: Span, state: RunState, request: Request, provider: str) -> None:
         }
     )
     if state.trace_content:
-        prompt = [message_to_dict(m) for m in request.messages]
-        span.set_attribute(names.GEN_AI_PROMPT, json.dumps(prompt, ensure_ascii=False))
+        system = [{"type": "text", "content": b.text} for b in request.system]
+        span.set_attribute(names.GEN_AI_SYSTEM_INSTRUCTIONS, _json(system))
+        span.set_attribute(names.GEN_AI_INPUT_MESSAGES, _json([genai_message(m) for m in request.messages]))
 
 
 def finish(span: Span, state: RunState, response: Response) -> None:
@@ -45,17 +70,16 @@ def finish(span: Span, state: RunState, response: Response) -> None:
     span.set_attributes(
         {
             names.GEN_AI_RESPONSE_FINISH_REASONS: [response.stop_reason],
-            names.GEN_AI_USAGE_INPUT_TOKENS: usage.input_tokens,
+            names.GEN_AI_USAGE_INPUT_TOKENS: all_input,
             names.GEN_AI_USAGE_OUTPUT_TOKENS: usage.output_tokens,
-            names.CACHE_READ_TOKENS: usage.cache_read_tokens,
-            names.CACHE_WRITE_TOKENS: usage.cache_write_tokens,
+            names.GEN_AI_USAGE_CACHE_READ_TOKENS: usage.cache_read_tokens,
+            names.GEN_AI_USAGE_CACHE_CREATION_TOKENS: usage.cache_write_tokens,
             names.CACHE_READ_RATIO: ratio,
         }
     )
     if state.trace_content:
-        span.set_attribute(
-            names.GEN_AI_COMPLETION, json.dumps(message_to_dict(response.message), ensure_ascii=False)
-        )
+        output = genai_message(response.message, finish_reason=response.stop_reason)
+        span.set_attribute(names.GEN_AI_OUTPUT_MESSAGES, _json([output]))
     telemetry.meter().create_histogram(names.METRIC_CACHE_READ_RATIO).record(
         ratio, {names.PURPOSE: state.purpose}
     )

@@ -64,7 +64,14 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
         span_name = names.SPAN_TOOL.format(name=call.use.name)
         with telemetry.tracer().start_as_current_span(span_name, record_exception=False) as span:
             result = run_tool(tool, call.use, ctx)
-            span.set_attributes({names.TOOL_NAME: call.use.name, names.TOOL_ERROR: result.is_error})
+            span.set_attributes(
+                {
+                    names.GEN_AI_OPERATION: names.OPERATION_EXECUTE_TOOL,
+                    names.GEN_AI_TOOL_NAME: call.use.name,
+                    names.GEN_AI_TOOL_CALL_ID: call.use.id,
+                    names.TOOL_ERROR: result.is_error,
+                }
+            )
         return result
 
     results = tuple(chain.call_tool(ToolCall(use), state, execute) for use in uses)

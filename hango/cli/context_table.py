@@ -150,6 +150,12 @@ def summary_lines(snapshot: dict[str, Any], style: Style) -> list[str]:
     if last:
         reported = "-" if last.get("reported") is None else last["reported"]
         lines.append(f"last call: estimated {last['estimated']}, reported by the provider {reported}")
+    calibration = snapshot.get("calibration")
+    if calibration:
+        calls = f"{calibration['calls']} call" + ("s" if calibration["calls"] > 1 else "")
+        lines.append(
+            f"calibrated total {snapshot['calibrated_total']} tokens (× {calibration['ratio']}, from {calls})"
+        )
     return lines
 
 

@@ -1,4 +1,4 @@
-"""Queries on ``usage_records``: token totals per UTC calendar month."""
+"""Queries on ``usage_records``: token totals per UTC calendar month, the last call, calibration."""
 
 from __future__ import annotations
 
@@ -56,17 +56,37 @@ class Usage(Scoped):
         ).one()
         return None if row[0] is None else row[0] - row[1]
 
-    def last_call(self, session_id: Any) -> sa.Row | None:
-        """The session's most recent model call: its estimate and the input tokens the provider reported."""
-        reported = (
-            usage_records.c.input_tokens
-            + usage_records.c.cache_read_tokens
-            + usage_records.c.cache_write_tokens
-        )
-        query = (
-            sa.select(usage_records.c.estimated_input_tokens.label("estimated"), reported.label("reported"))
-            .where(self.where(usage_records.c.session_id == session_id))
-            .order_by(usage_records.c.created_at.desc())
+    def recent(self, session_id: Any, agent_id: Any, provider: str, model: str, calls: int) -> sa.Row:
+        """The session's last call and the agent's calibration for ``model``, in one statement.
+
+        ``estimated`` and ``reported`` are the session's most recent call's (null before its first);
+        ``ratio`` is the median of reported ÷ estimated input tokens over the agent's last ``calls``
+        calls of ``provider``/``model`` that have an estimate, and ``calibration_calls`` their number.
+        """
+        c = usage_records.c
+        reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
+        last = (
+            sa.select(c.estimated_input_tokens.label("estimated"), reported.label("reported"))
+            .where(self.where(c.session_id == session_id))
+            .order_by(c.created_at.desc())
             .limit(1)
+            .subquery()
         )
-        return self.conn.execute(query).first()
+        ratios = (
+            sa.select((sa.cast(reported, sa.Float) / c.estimated_input_tokens).label("ratio"))
+            .where(
+                self.where(c.agent_id == agent_id, c.provider == provider, c.model == model),
+                c.estimated_input_tokens > 0,
+            )
+            .order_by(c.created_at.desc())
+            .limit(calls)
+            .subquery()
+        )
+        calibration = sa.select(
+            sa.func.percentile_cont(0.5).within_group(ratios.c.ratio).label("ratio"),
+            sa.func.count().label("calibration_calls"),
+        ).subquery()
+        query = sa.select(
+            last.c.estimated, last.c.reported, calibration.c.ratio, calibration.c.calibration_calls
+        )
+        return self.conn.execute(query.select_from(calibration.outerjoin(last, sa.true()))).one()

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from hango.config import Config
+from hango.telemetry import names
 
 _configured = False
 
@@ -42,22 +43,28 @@ def keep_content_out_of_logs() -> None:
 
 
 def setup(config: Config) -> None:
-    """Install hango's tracer and meter providers once per process (tests install their own first)."""
+    """Install hango's tracer and meter providers once per process (tests install their own first).
+
+    Traces go to ``OTEL_EXPORTER_OTLP_ENDPOINT``; metrics only to
+    ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``, since trace-only backends (Phoenix) refuse them.
+    """
     global _configured
     keep_content_out_of_logs()
     if _configured or isinstance(trace.get_tracer_provider(), TracerProvider):
         _configured = True
         return
-    resource = Resource.create({"service.name": "hango"})
+    resource = Resource.create({names.SERVICE_NAME: "hango", names.PROJECT_NAME: config.trace_project})
     provider = TracerProvider(resource=resource)
-    readers = []
     if config.otlp_endpoint:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
+    readers = []
+    if config.otlp_metrics_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(config.otlp_metrics_endpoint)))
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
     _configured = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 # spans
 SPAN_RUN = "agent.run"
 SPAN_CHAT = "chat"
-SPAN_TOOL = "tool.{name}"
+SPAN_TOOL = "execute_tool {name}"
 SPAN_SUMMARIZE = "agent.summarize"
 SPAN_CONTEXT_INSPECT = "agent.context_inspect"
 SPAN_CONTEXT_TRY = "context_try"
@@ -14,16 +14,27 @@ CONTEXT_SUGGESTIONS = "hango.context.suggestions"
 CONTEXT_SUGGESTED_TOKENS = "hango.context.suggested_tokens"
 SPAN_SESSION_COMPACT = "session_compact"
 
-# GenAI semantic conventions
-GEN_AI_SYSTEM = "gen_ai.system"
+# GenAI semantic conventions (OpenTelemetry semconv, gen-ai spans)
+GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_OPERATION = "gen_ai.operation.name"
+OPERATION_CHAT = "chat"
+OPERATION_EXECUTE_TOOL = "execute_tool"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 GEN_AI_REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
 GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
-GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"  # every input token, cached ones included
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
-GEN_AI_PROMPT = "gen_ai.prompt"
-GEN_AI_COMPLETION = "gen_ai.completion"
+GEN_AI_USAGE_CACHE_READ_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"  # content: on the tenant's opt-in only
+GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"  # content: on the tenant's opt-in only
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"  # content: on the tenant's opt-in only
+GEN_AI_TOOL_NAME = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+
+# resource
+SERVICE_NAME = "service.name"
+PROJECT_NAME = "openinference.project.name"  # the project a trace backend such as Phoenix files spans under
 
 # hango attributes
 TENANT_ID = "hango.tenant_id"
@@ -33,10 +44,7 @@ AGENT_ID = "hango.agent_id"
 PURPOSE = "hango.purpose"
 RUN_STATUS = "hango.run.status"
 RUN_TURNS = "hango.run.turns"
-TOOL_NAME = "hango.tool.name"
 TOOL_ERROR = "hango.tool.is_error"
-CACHE_READ_TOKENS = "hango.cache.read_tokens"
-CACHE_WRITE_TOKENS = "hango.cache.write_tokens"
 CACHE_READ_RATIO = "hango.cache.read_ratio"
 ESTIMATED_INPUT_TOKENS = "hango.estimate.input_tokens"
 SUMMARY_THROUGH_SEQ = "hango.summary.through_seq"

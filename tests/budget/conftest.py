@@ -122,5 +122,17 @@ def chat_spans(spans: tuple[ReadableSpan, ...], purpose: str | None = None) -> l
 
 
 def prompt_of(span: ReadableSpan) -> list[dict[str, Any]]:
-    """The messages a ``chat`` span recorded (content tracing on)."""
-    return json.loads(span.attributes[names.GEN_AI_PROMPT])
+    """The messages a ``chat`` span recorded (content tracing on), in the stored message shape."""
+    return [
+        {"role": m["role"], "content": [stored_block(p) for p in m["parts"]]}
+        for m in json.loads(span.attributes[names.GEN_AI_INPUT_MESSAGES])
+    ]
+
+
+def stored_block(part: dict[str, Any]) -> dict[str, Any]:
+    """A GenAI message part back in the stored block shape (an error flag is not part of the convention)."""
+    if part["type"] == "text":
+        return {"type": "text", "text": part["content"]}
+    if part["type"] == "tool_call":
+        return {"type": "tool_use", "id": part["id"], "name": part["name"], "input": part["arguments"]}
+    return {"type": "tool_result", "tool_use_id": part["id"], "content": part["response"], "is_error": False}

@@ -7,6 +7,7 @@ every span attribute and event and every log record at DEBUG.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -35,6 +36,11 @@ from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As
 
 MESSAGES_ROUTE = "/v1/sessions/<uuid:session_id>/messages"
+CONTENT_ATTRIBUTES = (
+    names.GEN_AI_SYSTEM_INSTRUCTIONS,
+    names.GEN_AI_INPUT_MESSAGES,
+    names.GEN_AI_OUTPUT_MESSAGES,
+)
 
 
 def ratio(index: int) -> float:
@@ -67,7 +73,9 @@ def test_a_run_is_a_tree_of_server_run_chat_and_tool_spans(
     assert run.attributes[names.RUN_ID] == result["run"]["id"]
     assert run.attributes[names.RUN_STATUS] == "completed"
     assert run.attributes[names.SESSION_ID] == result["run"]["session_id"]
-    assert task.attributes[names.TOOL_NAME] == "task" and task.attributes[names.TOOL_ERROR] is False
+    assert task.attributes[names.GEN_AI_OPERATION] == names.OPERATION_EXECUTE_TOOL
+    assert task.attributes[names.GEN_AI_TOOL_NAME] == "task" and task.attributes[names.TOOL_ERROR] is False
+    assert task.attributes[names.GEN_AI_TOOL_CALL_ID] == "toolu_task"
 
 
 def test_chat_spans_carry_the_genai_attributes_and_the_cache_read_ratio(
@@ -81,16 +89,19 @@ def test_chat_spans_carry_the_genai_attributes_and_the_cache_read_ratio(
     for index, call in enumerate(calls):
         usage = DELEGATING[index].usage
         attributes = call.attributes
-        assert attributes[names.GEN_AI_SYSTEM] == "anthropic"
-        assert attributes[names.GEN_AI_OPERATION] == "chat"
+        assert attributes[names.GEN_AI_PROVIDER_NAME] == "anthropic"
+        assert attributes[names.GEN_AI_OPERATION] == names.OPERATION_CHAT
         assert attributes[names.GEN_AI_REQUEST_MODEL] == "claude-fake-1"
-        assert attributes[names.GEN_AI_USAGE_INPUT_TOKENS] == usage.input_tokens
+        # The GenAI conventions count cached tokens in gen_ai.usage.input_tokens.
+        all_input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        assert attributes[names.GEN_AI_USAGE_INPUT_TOKENS] == all_input
         assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] == usage.output_tokens
-        assert attributes[names.CACHE_READ_TOKENS] == usage.cache_read_tokens
-        assert attributes[names.CACHE_WRITE_TOKENS] == usage.cache_write_tokens
+        assert attributes[names.GEN_AI_USAGE_CACHE_READ_TOKENS] == usage.cache_read_tokens
+        assert attributes[names.GEN_AI_USAGE_CACHE_CREATION_TOKENS] == usage.cache_write_tokens
         assert attributes[names.CACHE_READ_RATIO] == pytest.approx(ratio(index))
         assert attributes[names.RUN_ID] == result["run"]["id"]
-        assert names.GEN_AI_PROMPT not in attributes and names.GEN_AI_COMPLETION not in attributes
+        assert not set(CONTENT_ATTRIBUTES) & set(attributes)
+        assert not {"gen_ai.prompt", "gen_ai.completion", "gen_ai.system"} & set(attributes), "deprecated"
     assert calls[0].attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("tool_use",)
     assert calls[2].attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("end_turn",)
     assert purposes_measured(metric_reader) >= {"run", "subagent"}
@@ -166,9 +177,19 @@ def test_with_opt_in_the_chat_spans_carry_the_content(
     canary_run(fake, fake_owner)
 
     first, second = chat_spans(spans())
-    assert CANARY in first.attributes[names.GEN_AI_PROMPT]
-    assert CANARY in second.attributes[names.GEN_AI_PROMPT]
-    assert "I read it." in second.attributes[names.GEN_AI_COMPLETION]
+    for span in (first, second):
+        assert CANARY in span.attributes[names.GEN_AI_SYSTEM_INSTRUCTIONS]
+        assert CANARY in span.attributes[names.GEN_AI_INPUT_MESSAGES]
+    assert json.loads(second.attributes[names.GEN_AI_OUTPUT_MESSAGES]) == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "I read it."}],
+            "finish_reason": "end_turn",
+        }
+    ]
+    [*_, results] = json.loads(second.attributes[names.GEN_AI_INPUT_MESSAGES])
+    assert [p["type"] for p in results["parts"]] == ["tool_call_response"]
+    assert results["parts"][0]["id"] == "toolu_read" and CANARY in results["parts"][0]["response"]
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -197,12 +218,17 @@ class _CollectorServer(ThreadingHTTPServer):
         self.received: list[tuple[str, bytes]] = []
 
 
-def test_the_app_exports_over_otlp_http_when_the_endpoint_is_set(database_url: str) -> None:
+def exported(database_url: str, **otel: str) -> list[tuple[str, bytes]]:
+    """What a fresh app process serving one request sends to a collector at the ``otel`` endpoints.
+
+    Each value of ``otel`` is a format string given the collector's ``{url}``.
+    """
     collector = _CollectorServer()
     serving = threading.Thread(target=collector.serve_forever, kwargs={"poll_interval": 0.05})
     serving.start()
-    endpoint = f"http://127.0.0.1:{collector.server_address[1]}"
-    env = {**os.environ, "HANGO_DATABASE_URL": database_url, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+    url = f"http://127.0.0.1:{collector.server_address[1]}"
+    env = {**os.environ, "HANGO_DATABASE_URL": database_url}
+    env |= {name: value.format(url=url) for name, value in otel.items()}
     try:
         # A fresh process: this one's providers are the tests' in-memory ones. Exit flushes the exporters.
         subprocess.run(
@@ -216,7 +242,21 @@ def test_the_app_exports_over_otlp_http_when_the_endpoint_is_set(database_url: s
         collector.shutdown()
         serving.join()
         collector.server_close()
+    return collector.received
 
-    traces = [body for path, body in collector.received if path == "/v1/traces"]
+
+def test_the_app_exports_traces_over_otlp_http_under_its_project_and_no_metrics_by_default(
+    database_url: str,
+) -> None:
+    received = exported(database_url, OTEL_EXPORTER_OTLP_ENDPOINT="{url}", HANGO_TRACE_PROJECT="proj-7")
+
+    traces = [body for path, body in received if path == "/v1/traces"]
     assert traces and any(b"GET /healthz" in body for body in traces)
-    assert "/v1/metrics" in {path for path, _ in collector.received}
+    assert all(names.PROJECT_NAME.encode() in body and b"proj-7" in body for body in traces)
+    assert {path for path, _ in received} == {"/v1/traces"}, "no metrics without a metrics endpoint"
+
+
+def test_metrics_go_only_to_the_configured_metrics_endpoint(database_url: str) -> None:
+    received = exported(database_url, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT="{url}/metrics-here")
+
+    assert {path for path, _ in received} == {"/metrics-here"}

@@ -91,3 +91,12 @@ def test_colour_changes_no_column():
     assert plain[9] == "[ ] message:1  #1 user · text  hi\\nthere           5  paired"
     assert len(plain[9]) == 60
     assert plain[1] == "total 5 → 0 tokens  [counted by the provider]"
+
+
+def test_the_header_shows_the_calibrated_total_labelled_with_its_ratio_and_calls():
+    calibrated = {**SNAPSHOT, "calibrated_total": 1043, "calibration": {"ratio": 1.043, "calls": 5}}
+
+    lines = render_snapshot(calibrated, 60, Style(False))
+
+    assert "calibrated total 1043 tokens (× 1.043, from 5 calls)" in lines
+    assert not any(line.startswith("calibrated") for line in render_snapshot(SNAPSHOT, 60, Style(False)))

@@ -9,7 +9,7 @@ The official SDKs talk to it over loopback exactly as they talk to the real APIs
 
 Script it with a queue of steps; each request takes the first queued step that
 applies to its path, and an empty queue gives defaults (a plain text answer; a
-token count of the body's length // 4)::
+token count of the body's length // 4, or of ``counter(body)`` when one is given)::
 
     with FakeProviderServer() as server:
         server.reply("hi", Message("assistant", (ToolUseBlock("t1", "ls", {}),)))
@@ -50,6 +50,7 @@ TEST_API_KEY = "sk-test-fake-provider-0123456789"
 
 Reply = Response | Message | str | dict[str, Any]
 Validator = Callable[[dict[str, Any]], str | None]
+Counter = Callable[[dict[str, Any]], int]
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ class _Exchange:
 class FakeProviderServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) with scripted answers."""
 
-    def __init__(self, validator: Validator | None = None) -> None:
+    def __init__(self, validator: Validator | None = None, counter: Counter | None = None) -> None:
         self.validator = validator
+        self.counter = counter or _tokens
         self.requests: list[Received] = []
         self._steps: list[_Step] = []
         self._lock = threading.Lock()
@@ -219,9 +221,10 @@ class FakeProviderServer:
             return _Exchange(200, GARBAGE)
         if path == COUNT_TOKENS:
             counted = self._take(path, frozenset({"count"}))
-            return _Exchange(200, {"input_tokens": counted.value if counted else _tokens(body)})
+            return _Exchange(200, {"input_tokens": counted.value if counted else self.counter(body)})
         answer = self._take(path, frozenset({"answer"}))
-        return _Exchange(200, render_reply(path, answer.value if answer else DEFAULT_TEXT, body))
+        reply = answer.value if answer else DEFAULT_TEXT
+        return _Exchange(200, render_reply(path, reply, body, self.counter))
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -283,21 +286,21 @@ def _failure(path: str, step: _Step) -> _Exchange:
     return _Exchange(step.status, step.value)
 
 
-def as_response(reply: Response | Message | str, request_body: Any) -> Response:
-    """The canonical response a scripted reply stands for; usage derived from the sizes."""
+def as_response(reply: Response | Message | str, request_body: Any, counter: Counter = _tokens) -> Response:
+    """The canonical response a scripted reply stands for; usage derived from the sizes (``counter``)."""
     if isinstance(reply, Response):
         return reply
     message = reply if isinstance(reply, Message) else Message("assistant", (TextBlock(reply),))
     calls = any(isinstance(b, ToolUseBlock) for b in message.content)
-    usage = Usage(input_tokens=_tokens(request_body), output_tokens=max(1, len(text_of(message)) // 4))
+    usage = Usage(input_tokens=counter(request_body), output_tokens=max(1, len(text_of(message)) // 4))
     return Response(message, "tool_use" if calls else "end_turn", usage)
 
 
-def render_reply(path: str, reply: Reply, request_body: dict[str, Any]) -> Any:
+def render_reply(path: str, reply: Reply, request_body: dict[str, Any], counter: Counter = _tokens) -> Any:
     """The JSON body that answers ``request_body`` on ``path`` with ``reply``."""
     if isinstance(reply, dict):
         return reply
-    response = as_response(reply, request_body)
+    response = as_response(reply, request_body, counter)
     model = request_body.get("model", "fake-model")
     if path == CHAT_COMPLETIONS:
         return openai_completion(response, model)

@@ -54,11 +54,11 @@ def gunicorn_server(
             stop(server)
 
 
-def stop(server: subprocess.Popen) -> None:
-    """Stop a server process gracefully (SIGTERM), killing it if it does not exit in time."""
+def stop(server: subprocess.Popen, grace: float = 15.0) -> None:
+    """Stop a server process gracefully (SIGTERM), killing it if it does not exit within ``grace`` seconds."""
     server.terminate()
     try:
-        server.wait(timeout=15)
+        server.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
