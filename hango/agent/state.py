@@ -98,6 +98,8 @@ class RunState:
     overrides: Overrides = field(default_factory=Overrides)
     excluded_tokens: int = 0
     compactor: Compactor | None = None
+    compact_now: bool = False  # compact-now: summarize even below the trigger
+    compacted: Any = None  # the Compaction the summarization slot made, when it made one
 
     @property
     def last_seq(self) -> int:
