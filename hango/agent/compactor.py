@@ -42,7 +42,9 @@ class StoredCompactor:
         summarizing = replace(self.state, purpose="summarize")
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
         focus = (
-            (SourcedBlock(SUMMARIZER_FOCUS, Block(FOCUS_PREFIX + self.instructions)),) if self.instructions else ()
+            (SourcedBlock(SUMMARIZER_FOCUS, Block(FOCUS_PREFIX + self.instructions)),)
+            if self.instructions
+            else ()
         )
         draft = Draft(
             model=self.state.agent.model,
