@@ -45,18 +45,27 @@ Memo: messages are immutable (frozen, and nothing changes a tool call's input
 after it is made), and one request estimates the same history several times
 (the summarization trigger, the inspect parts and totals, the usage record; a
 run re-estimates its history every turn). ``estimate_message`` therefore
-remembers each message's estimate by identity for as long as the message
-lives, so a history is estimated once per request (``docs/performance.md``).
+remembers each message's estimate on the message itself for as long as it
+lives (``MessageMemo``), so a history is estimated once per request.
+
+Stored estimates: a message's estimate is also stored with the message
+(``messages.tokens``), stamped with ``ESTIMATOR_VERSION``. The loader hands a
+current one to the memo (``remember_message``), so a history read from the
+database is not estimated at all; an estimate of another version is ignored and
+the message estimated again. Any change that alters an estimate (a weight, a
+counted feature, the framing) must bump ``ESTIMATOR_VERSION``:
+``tests/agent/test_estimator.py`` pins a fingerprint of the estimates per version.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import string
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hango.messages import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock
 
@@ -140,39 +149,33 @@ class Weights:
     error_flag: int = 3
 
 
-class _Entry(weakref.ref):
-    """A weak reference to a memoized object that carries the object's key and value."""
+class MessageMemo:
+    """Values computed from immutable messages, kept on each message while it lives.
 
-    __slots__ = ("key", "value")
-
-
-class IdentityMemo:
-    """Values computed from immutable objects, kept by identity while each object lives.
-
-    An entry goes with its object (its weak reference's callback removes it), so
-    the memo holds no object alive and keeps nothing once a request's history is gone.
+    A value sits in an attribute of the message named for this memo
+    (one name per memo, so estimators of other weights never share values), not
+    in a field: equality, ``repr`` and ``dataclasses.replace`` ignore it, so a
+    changed message (always a new object) is computed anew, and the value goes
+    with its message. An identity map with weak references did the same at ten
+    times the cost per message (``docs/performance.md``).
     """
 
+    _names = itertools.count()
+
     def __init__(self) -> None:
-        self._entries: dict[int, _Entry] = {}
-        self._forget_entry = self._forget  # one bound method for every entry's callback
+        self._name = f"_memo_{next(self._names)}"
 
-    def __len__(self) -> int:
-        return len(self._entries)
+    def put(self, obj: object, value: Any) -> None:
+        """Remember ``value`` for ``obj`` (known already, e.g. stored with it)."""
+        object.__setattr__(obj, self._name, value)  # past a frozen dataclass's __setattr__
 
-    def get(self, obj: object, compute: Callable[[object], int]) -> int:
-        """``compute(obj)``, computed once per live object."""
-        entry = self._entries.get(id(obj))
-        if entry is not None and entry() is obj:
-            return entry.value
-        entry = _Entry(obj, self._forget_entry)
-        entry.key, entry.value = id(obj), compute(obj)
-        self._entries[entry.key] = entry
-        return entry.value
-
-    def _forget(self, entry: _Entry) -> None:
-        if self._entries.get(entry.key) is entry:
-            del self._entries[entry.key]
+    def get(self, obj: object, compute: Callable[[Any], Any]) -> Any:
+        """``compute(obj)``, computed once per object."""
+        value = getattr(obj, self._name, None)
+        if value is None:
+            value = compute(obj)
+            object.__setattr__(obj, self._name, value)
+        return value
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ class Estimator:
     """Token estimates for texts and request parts, additive over a request's parts."""
 
     weights: Weights = field(default_factory=Weights)
-    memo: IdentityMemo = field(default_factory=IdentityMemo, compare=False, repr=False)
+    memo: MessageMemo = field(default_factory=MessageMemo, compare=False, repr=False)
 
     def estimate_text(self, text: str) -> int:
         """Estimated tokens of ``text``: 0 when empty, else at least 1."""
@@ -258,7 +261,11 @@ class Estimator:
         )
 
 
+# The version of ``DEFAULT_ESTIMATOR``'s estimates, stored with each message's estimate. Bump it with
+# any change that alters an estimate: stored estimates of an older version are then estimated again.
+ESTIMATOR_VERSION = 1
 DEFAULT_ESTIMATOR = Estimator()
+remember_message = DEFAULT_ESTIMATOR.memo.put
 estimate_text = DEFAULT_ESTIMATOR.estimate_text
 estimate_block = DEFAULT_ESTIMATOR.estimate_block
 estimate_tool = DEFAULT_ESTIMATOR.estimate_tool

@@ -18,7 +18,7 @@ from hango.agent.loader import load_state, prepare
 from hango.agent.middleware.tool_allowlist import enabled_tools
 from hango.agent.parts import SourcedBlock, SourcedMessage
 from hango.agent.stack import build_chain
-from hango.agent.state import Caller, RunState, Summary
+from hango.agent.state import Caller, RunState
 from hango.messages import Message, Response, TextBlock, ToolDef
 from hango.store import TenantStore
 
@@ -74,8 +74,4 @@ def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller
 
 def visible_history(store: TenantStore, session: Any, caller: Caller) -> list[SourcedMessage]:
     """The messages the next request would carry: the summary part and every message after it."""
-    state = load_state(store, session, caller)
-    summary = store.summaries.latest(session.id)
-    if summary is not None:
-        state.summary = Summary(summary.through_seq, summary.text)
-    return history_messages(state)
+    return history_messages(load_state(store, session, caller))

@@ -1,4 +1,11 @@
-"""Build a run's state from the database: a fixed number of queries, whatever the history length."""
+"""A run's state from the database, in a fixed number of queries whatever the history length.
+
+Only what the next call can carry is read: the latest summary and the messages
+after its ``through_seq``. Each message comes with its stored token estimate, so
+neither inspect nor a run estimates history again; a message stored without a
+current estimate is estimated once in memory, and a run stores the estimate
+(inspect writes nothing).
+"""
 
 from __future__ import annotations
 
@@ -6,28 +13,44 @@ from typing import Any
 
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps, RunContext
-from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage
+from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message, remember_message
+from hango.agent.ledger import message_hash, remember_hash
+from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage, Summary
 from hango.errors import NotFound
 from hango.messages import Message, block_from_dict
 from hango.store import TenantStore
 
 
 def stored_message(row: Any) -> StoredMessage:
-    """A ``messages`` row as the runtime's message type."""
-    return StoredMessage(row.seq, Message(row.role, tuple(block_from_dict(b) for b in row.content)))
+    """A ``messages`` row as the runtime's message type; its current stored estimate and its ledger hash go with it."""
+    message = Message(row.role, tuple([block_from_dict(b) for b in row.content]))  # a list: faster
+    if row.estimator_version == ESTIMATOR_VERSION:
+        remember_message(message, row.tokens)
+    if row.content_hash is not None:
+        remember_hash(message, row.content_hash)
+    return StoredMessage(row.seq, message)
 
 
 def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
-    """The session's agent, history and todos (run hooks load the rest)."""
+    """The session's agent, summary, the history after it, and todos (run hooks load the rest)."""
     agent = store.agents.get(session.agent_id)
     if agent is None:
         raise NotFound("the session's agent no longer exists")
+    row = store.summaries.latest(session.id)
+    summary = Summary(row.through_seq, row.text) if row else None
+    history, unestimated = [], []
+    for stored in store.messages.history(session.id, after_seq=summary.through_seq if summary else 0):
+        history.append(stored_message(stored))
+        if stored.estimator_version != ESTIMATOR_VERSION:
+            unestimated.append(stored.seq)
     return RunState(
         tenant_id=store.tenant_id,
         session_id=session.id,
         agent=AgentConfig.from_row(agent),
         caller=caller,
-        history=[stored_message(row) for row in store.messages.history(session.id)],
+        history=history,
+        summary=summary,
+        unestimated=unestimated,
         todos=list(session.todos),
         trace_content=store.tenant().trace_llm_content,
     )
@@ -37,3 +60,28 @@ def prepare(chain: Chain, state: RunState, store: TenantStore, deps: Deps) -> Ru
     """Run every run hook once; they read through ``store`` (handed over in a ``RunContext``)."""
     chain.before_run(state, RunContext(store, deps))
     return state
+
+
+def store_estimates(store: TenantStore, state: RunState) -> None:
+    """Store the estimate of every loaded message stored without a current one (one statement)."""
+    if state.unestimated:
+        wanted = set(state.unestimated)
+        tokens = {m.seq: estimate_message(m.message) for m in state.history if m.seq in wanted}
+        store.messages.store_estimates(state.session_id, tokens, ESTIMATOR_VERSION)
+        state.unestimated = []
+
+
+def append_message(store: TenantStore, state: RunState, role: str, content: list[dict[str, Any]]) -> Any:
+    """Store the session's next message with its estimate and ledger hash, add it to ``state.history``; the row."""
+    message = Message(role, tuple(block_from_dict(b) for b in content))
+    row = store.messages.append(
+        state.session_id,
+        role,
+        content,
+        state.run_id,
+        tokens=estimate_message(message),
+        estimator_version=ESTIMATOR_VERSION,
+        content_hash=message_hash(message),
+    )
+    state.history.append(StoredMessage(row.seq, message))
+    return row

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from hango import telemetry
 from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.loader import load_state, prepare, stored_message
+from hango.agent.loader import append_message, load_state, prepare, store_estimates
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState
 from hango.agent.tools.base import ToolContext
@@ -49,17 +51,24 @@ class RunRequest:
 
 def start_run(deps: Deps, tenant_id: uuid.UUID, request: RunRequest) -> RunResult:
     """Run the agent on a new user message; an ``Idempotency-Key`` seen before returns that run."""
-    with deps.engine.connect() as conn:
+    with holding_session(deps.engine, request.session.id) as conn:
         store = TenantStore(conn, tenant_id)
-        _lock_session(conn, request.session.id)
+        previous = _previous_run(store, request)
+        if previous is not None:
+            return previous
+        return _Run(deps, conn, store, request).execute()
+
+
+@contextmanager
+def holding_session(engine: Engine, session_id: uuid.UUID) -> Iterator[Connection]:
+    """A connection holding the session's run lock for the block; 409 ``session_busy`` when it is taken."""
+    with engine.connect() as conn:
+        _lock_session(conn, session_id)
         try:
-            previous = _previous_run(store, request)
-            if previous is not None:
-                return previous
-            return _Run(deps, conn, store, request).execute()
+            yield conn
         finally:
             conn.rollback()
-            unlock_session(conn, request.session.id)
+            unlock_session(conn, session_id)
             conn.commit()
 
 
@@ -154,6 +163,7 @@ class _Run:
             ctx = ToolContext(self.store, state, self.deps, self.chain)
             results = tool_phase(self.chain, state, ctx, uses)
             self._append(state, "user", message_to_dict(results)["content"])
+        store_estimates(self.store, state)  # with the first answer: a failed call changes nothing
         self._commit()
         return bool(uses)
 
@@ -162,9 +172,7 @@ class _Run:
         self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
-        row = self.store.messages.append(state.session_id, role, content, state.run_id)
-        self.new.append(row)
-        state.history.append(stored_message(row))
+        self.new.append(append_message(self.store, state, role, content))
 
     def _repair(self, state: RunState) -> None:
         """Close what a crashed run left: its ``running`` row, and a ``tool_use`` without results."""
@@ -179,8 +187,7 @@ class _Run:
             results = Message(
                 "user", tuple(ToolResultBlock(u.id, INTERRUPTED, is_error=True) for u in dangling)
             )
-            row = self.store.messages.append(state.session_id, "user", message_to_dict(results)["content"])
-            state.history.append(stored_message(row))
+            append_message(self.store, state, "user", message_to_dict(results)["content"])
         self.conn.commit()
 
     def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:

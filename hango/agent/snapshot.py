@@ -8,6 +8,7 @@ it has one (``counted: "provider"``), else that estimate.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from dataclasses import dataclass, field
@@ -135,10 +136,19 @@ def _message_parts(assembly: Assembly, sent: dict[PartID, int]) -> list[PartView
     }
     views = []
     for sourced in assembly.messages:
-        view = _part(sourced.part, message_preview(sourced.message), estimate_message(sourced.message), sent)
-        view.label = message_label(sourced.part, sourced.message, names)
-        view.paired_with = pairs.get(sourced.part, [])
-        views.append(view)
+        part, message = sourced.part, sourced.message
+        tokens = sent.get(part)  # a sent message at its sent size (a replaced one at its new size)
+        views.append(
+            PartView(
+                part,
+                "summary" if part == SUMMARY else "message",  # the chain's own part ids: no parsing
+                message_label(part, message, names),
+                message_preview(message),
+                estimate_message(message) if tokens is None else tokens,
+                tokens is not None,
+                paired_with=pairs.get(part, []),
+            )
+        )
     return views
 
 
@@ -214,7 +224,12 @@ def message_label(part: PartID, message: Message, tool_names: dict[str, str]) ->
 
 
 def message_preview(message: Message) -> str:
-    """A message's first 200 characters as one line (text, tool calls, results); stops once it has them."""
+    """A message's first 200 characters as one line (text, tool calls, results); stops once it has them.
+
+    No block is rendered whole: texts are sliced, and a tool call's input is
+    clipped before it is written as JSON (``clipped``), so the cost follows the
+    preview's length, not the message's.
+    """
     text = ""
     for block in message.content:
         if len(text) >= PREVIEW_CHARS:
@@ -227,5 +242,22 @@ def _block_text(block: ContentBlock) -> str:
     if isinstance(block, TextBlock):
         return block.text
     if isinstance(block, ToolUseBlock):
-        return f"{block.name}({json.dumps(block.input, ensure_ascii=False)})"
+        return f"{block.name}({json.dumps(clipped(block.input, PREVIEW_CHARS), ensure_ascii=False)})"
     return block.content
+
+
+def clipped(value: Any, limit: int) -> Any:
+    """``value`` (parsed JSON) cut so that its JSON text starts with the same ``limit`` characters.
+
+    A string keeps its first ``limit`` characters and a list or object its first
+    ``limit`` items: each of them writes at least one character, so whatever is
+    cut starts past ``limit`` characters of the text.
+    """
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, list):
+        return [clipped(item, limit) for item in value[:limit]]
+    if isinstance(value, dict):
+        items = itertools.islice(value.items(), limit)
+        return {clipped(key, limit): clipped(item, limit) for key, item in items}
+    return value

@@ -89,6 +89,7 @@ class RunState:
     memory: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
     summary: Summary | None = None
+    unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     capture_only: bool = False
     would_compact: bool = False
     purpose: str = "run"
@@ -98,10 +99,14 @@ class RunState:
     overrides: Overrides = field(default_factory=Overrides)
     excluded_tokens: int = 0
     compactor: Compactor | None = None
+    compact_now: bool = False  # compact-now: summarize even below the trigger
+    compacted: Any = None  # the Compaction the summarization slot made, when it made one
 
     @property
     def last_seq(self) -> int:
-        return self.history[-1].seq if self.history else 0
+        if self.history:
+            return self.history[-1].seq
+        return self.summary.through_seq if self.summary else 0
 
     def time_left(self, default: float) -> float:
         """Seconds until the run's deadline (``default`` when it has none); never negative."""

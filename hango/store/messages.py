@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from hango.db.schema import messages, sessions
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, cut_page
+
+
+@dataclass(frozen=True)
+class ToolUsage:
+    """Which tools an agent's recent model answers called, over how many answers, and its session count."""
+
+    called: frozenset[str]
+    answers: int
+    sessions: int
 
 
 class Messages(Scoped):
@@ -22,26 +33,60 @@ class Messages(Scoped):
         rows = self.conn.execute(query.order_by(messages.c.seq).limit(limit + 1)).all()
         return cut_page(rows, limit, lambda row: str(row.seq))
 
-    def history(self, session_id: uuid.UUID) -> Iterator[sa.Row]:
-        """Every message of the session in ``seq`` order: ``seq``, ``role`` and ``content``, what a run reads.
+    def history(self, session_id: uuid.UUID, after_seq: int = 0) -> Iterator[sa.Row]:
+        """The session's messages with ``seq > after_seq`` in ``seq`` order, as a run reads them.
 
-        Rows are decoded as they are iterated, so iterate while the connection is open. A caller that
-        turns each row into its own objects then never holds the whole decoded history twice, which
-        spares the garbage collector most of its work on long sessions; leaving out the ids and times
-        saves parsing a UUID and a timestamp per row (``docs/performance.md``).
+        Each row holds ``seq``, ``role``, ``content`` and the stored estimate (``tokens``,
+        ``estimator_version``). A compacted session is read from its summary's ``through_seq``
+        on (an index range), so the rows read follow what the next call carries, never the
+        messages the summary covers. Rows are decoded as they are iterated, so iterate while the
+        connection is open. A caller that turns each row into its own objects then never holds the
+        whole decoded history twice, which spares the garbage collector most of its work on long
+        sessions; leaving out the ids and times saves parsing a UUID and a timestamp per row
+        (``docs/performance.md``).
         """
-        query = sa.select(messages.c.seq, messages.c.role, messages.c.content)
-        query = query.where(self.where(messages.c.session_id == session_id)).order_by(messages.c.seq)
+        c = messages.c
+        query = sa.select(c.seq, c.role, c.content, c.tokens, c.estimator_version, c.content_hash)
+        query = query.where(self.where(c.session_id == session_id, c.seq > after_seq)).order_by(c.seq)
         return iter(self.conn.execute(query))
 
+    def store_estimates(self, session_id: uuid.UUID, tokens: dict[int, int], estimator_version: int) -> None:
+        """Store the token estimate of each message (by seq) in one statement, whatever their number."""
+        estimates = (
+            sa.func.unnest(
+                sa.literal(list(tokens), ARRAY(sa.Integer)),
+                sa.literal(list(tokens.values()), ARRAY(sa.Integer)),
+            )
+            .table_valued("seq", "tokens")
+            .render_derived(name="estimates")
+        )
+        self.conn.execute(
+            sa.update(messages)
+            .where(self.where(messages.c.session_id == session_id, messages.c.seq == estimates.c.seq))
+            .values(tokens=estimates.c.tokens, estimator_version=estimator_version)
+        )
+
     def append(
-        self, session_id: uuid.UUID, role: str, content: list[dict[str, Any]], run_id: uuid.UUID | None = None
+        self,
+        session_id: uuid.UUID,
+        role: str,
+        content: list[dict[str, Any]],
+        run_id: uuid.UUID | None = None,
+        *,
+        tokens: int | None = None,
+        estimator_version: int | None = None,
+        content_hash: str | None = None,
     ) -> sa.Row:
-        """Store the session's next message; the session row lock makes ``seq`` gap-free under concurrency."""
+        """Store the session's next message (with its token estimate and ledger hash when given).
+
+        The session row lock makes ``seq`` gap-free under concurrency. The lock is
+        ``FOR NO KEY UPDATE``: it serializes appenders but lets the call ledger's rows
+        reference the session meanwhile (a subagent's calls are recorded while the turn is open).
+        """
         self.conn.execute(
             sa.select(sessions.c.id)
             .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
-            .with_for_update()
+            .with_for_update(key_share=True)
         ).one()
         next_seq = (
             sa.select(sa.func.coalesce(sa.func.max(messages.c.seq), 0) + 1)
@@ -49,7 +94,15 @@ class Messages(Scoped):
             .scalar_subquery()
         )
         return self.insert_row(
-            id=new_id(), session_id=session_id, seq=next_seq, role=role, content=content, run_id=run_id
+            id=new_id(),
+            session_id=session_id,
+            seq=next_seq,
+            role=role,
+            content=content,
+            run_id=run_id,
+            tokens=tokens,
+            estimator_version=estimator_version,
+            content_hash=content_hash,
         )
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:
@@ -61,3 +114,34 @@ class Messages(Scoped):
     def delete(self, session_id: uuid.UUID, seq: int) -> bool:
         """Remove one message (only a failed run's own, unanswered user message is ever removed)."""
         return self.delete_rows(messages.c.session_id == session_id, messages.c.seq == seq) == 1
+
+    def tool_usage(self, agent_id: uuid.UUID, window: int) -> ToolUsage:
+        """The tools called in the agent's last ``window`` assistant messages (over all its sessions), in one statement."""
+        of_agent = (sessions.c.tenant_id == self.tenant_id, sessions.c.agent_id == agent_id)
+        recent = (
+            sa.select(messages.c.content)
+            .join(sessions, sessions.c.id == messages.c.session_id)
+            .where(self.where(messages.c.role == "assistant"), *of_agent)
+            .order_by(messages.c.created_at.desc())
+            .limit(window)
+            .cte("recent")
+        )
+        block = (
+            sa.func.jsonb_array_elements(recent.c.content)
+            .table_valued(sa.column("value", JSONB))
+            .alias("block")
+        )
+        names = (
+            sa.select(sa.func.array_agg(sa.distinct(block.c.value["name"].astext)))
+            .select_from(recent)
+            .join(block, sa.true())
+            .where(block.c.value["type"].astext == "tool_use")
+        )
+        row = self.conn.execute(
+            sa.select(
+                names.scalar_subquery(),
+                sa.select(sa.func.count()).select_from(recent).scalar_subquery(),
+                sa.select(sa.func.count()).select_from(sessions).where(*of_agent).scalar_subquery(),
+            )
+        ).one()
+        return ToolUsage(frozenset(row[0] or ()), row[1], row[2])

@@ -24,6 +24,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
+from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
+from hango.agent.ledger import stored_hash
 from hango.agent.validate import validate_history
 from hango.db.schema import messages
 from hango.messages import message_from_dict
@@ -141,18 +143,35 @@ class Session:
     id: str
     messages: int
     visible: int  # message parts inspect shows: the summary and the messages after it
-    history: list[dict[str, Any]]
+    history: list[dict[str, Any]]  # the generated messages (of a compacted session: those after its summary)
+
+
+def stored_estimate(message: dict[str, Any]) -> dict[str, int]:
+    """The estimate a run stores with each message it writes."""
+    tokens = estimate_message(message_from_dict(message))
+    return {"tokens": tokens, "estimator_version": ESTIMATOR_VERSION}
 
 
 def add_session(
     store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, count: int, *, seed: int, summary: bool
 ) -> Session:
-    """A session with ``count`` generated messages (bulk-inserted), optionally with a summary."""
+    """A session with ``count`` generated messages (bulk-inserted), optionally with a summary.
+
+    Each message carries its ledger hash, as the run that stores a message writes it.
+    """
     rng = random.Random(seed)
     items = history(rng, count)
     session = store.sessions.create(agent_id, owner_id, f"bench {count}")
     rows = [
-        {"id": uuid.uuid4(), "tenant_id": store.tenant_id, "session_id": session.id, "seq": seq, **m}
+        {
+            "id": uuid.uuid4(),
+            "tenant_id": store.tenant_id,
+            "session_id": session.id,
+            "seq": seq,
+            "content_hash": stored_hash(m["role"], m["content"]),
+            **m,
+        }
+        | stored_estimate(m)
         for seq, m in enumerate(items, start=1)
     ]
     store.conn.execute(sa.insert(messages), rows)
@@ -164,24 +183,72 @@ def add_session(
     return Session(str(session.id), count, visible, items)
 
 
-def add_agent(store: TenantStore, owner_id: uuid.UUID) -> Any:
+COPY_COVERED = sa.text(
+    """
+    insert into messages (id, tenant_id, session_id, seq, role, content, tokens, estimator_version)
+    select gen_random_uuid(), m.tenant_id, :session, m.seq + k * :size, m.role, m.content, m.tokens,
+           m.estimator_version
+    from messages m, generate_series(0, :copies) k
+    where m.session_id = :filler and m.seq + k * :size <= :through
+    """
+)
+
+
+def add_compacted_session(
+    store: TenantStore,
+    agent_id: uuid.UUID,
+    owner_id: uuid.UUID,
+    count: int,
+    *,
+    filler: Session,
+    tail: Session,
+) -> Session:
+    """A session of ``count`` messages whose summary covers all but the last ones, a copy of ``tail``'s.
+
+    The covered messages are ``filler``'s rows over and over, copied inside the database (a 100,000
+    message session is set up in seconds); the messages after the summary are ``tail``'s, so the
+    next call carries what ``tail``'s does, plus the summary part.
+    """
+    session = store.sessions.create(agent_id, owner_id, f"bench {count} compacted")
+    through = count - tail.messages
+    copy = {"session": session.id, "filler": uuid.UUID(filler.id), "size": filler.messages}
+    store.conn.execute(COPY_COVERED, copy | {"copies": through // filler.messages, "through": through})
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "tenant_id": store.tenant_id,
+            "session_id": session.id,
+            "seq": through + seq,
+            **m,
+        }
+        | stored_estimate(m)
+        for seq, m in enumerate(tail.history, start=1)
+    ]
+    store.conn.execute(sa.insert(messages), rows)
+    store.summaries.create(session.id, through, sized(random.Random(count), mixed, 1_500))
+    return Session(str(session.id), count, tail.messages + 1, tail.history)
+
+
+def add_agent(
+    store: TenantStore, owner_id: uuid.UUID, context_window: int = DEFAULT_CONTEXT_WINDOW, name: str = "bench"
+) -> Any:
     """The agent: every built-in tool, a long system prompt, two memory files and three skills."""
     rng = random.Random(7)
     agent = store.agents.create(
         owner_id,
-        name="bench",
+        name=name,
         model="offline/echo",
         system_prompt=sized(rng, lambda r: prose(r, ENGLISH), 1_500),
         tools=list(BUILTIN_TOOLS),
         settings={},
-        context_window=DEFAULT_CONTEXT_WINDOW,
+        context_window=context_window,
     )
     for path, chars in MEMORY.items():
         store.memory_files.put(agent.id, path, sized(rng, mixed, chars))
-    for name, allowed in SKILLS:
+    for skill, allowed in SKILLS:
         body = sized(rng, mixed, 1_000)
         store.skills.create(
-            agent.id, name, description=chat_text(rng)[:200], body=body, allowed_tools=allowed
+            agent.id, skill, description=chat_text(rng)[:200], body=body, allowed_tools=allowed
         )
     return agent
 

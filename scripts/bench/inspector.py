@@ -3,22 +3,28 @@
 Run from the repository root after the README's set-up, as a module (its
 ``scripts.bench`` imports resolve from the root)::
 
-    .venv/bin/python -m scripts.bench.inspector            # the full run: 2-3 minutes on an idle machine
-    .venv/bin/python -m scripts.bench.inspector --quick    # a reduced run, under a minute
+    .venv/bin/python -m scripts.bench.inspector            # the full run: 3-4 minutes on an idle machine
+    .venv/bin/python -m scripts.bench.inspector --quick    # a reduced run, about a minute
 
 It seeds, through the store, sessions of 100, 1,000 and 10,000 generated
-messages on one agent (``scripts/bench/history.py``), starts ``hango serve``
-with 2 gunicorn sync workers on an embedded PostgreSQL in a temporary folder,
-and drives it over HTTP from this process with a key whose rate limit never
+messages on one agent (``scripts/bench/history.py``), a copy of the 1,000 one,
+and a compacted session of 100,000 messages whose summary covers all but its
+last 1,000 (the 1,000 session's messages); it starts ``hango serve`` with 2
+gunicorn sync workers on an embedded PostgreSQL in a temporary folder, and
+drives it over HTTP from this process with a key whose rate limit never
 interferes. Pairs of requests are interleaved (their order alternating) so that
 machine drift hits both sides equally: the baseline ``GET .../messages`` (every
 message: read and serialize the history) against inspect ``GET .../context``;
-a session PUT of 100 excluded parts against inspect at 1,000; try against
-inspect at 1,000, minus the offline provider's own time on the same request,
-measured in this process. Then 8 clients inspect at once for 20 s, and a
-worker's RSS is read before and after 1,000 inspects. It prints one table,
-writes the raw figures as JSON under ``bench-results/`` and exits 1 when a
-request failed or (unless ``--no-timing-asserts``) a target is missed.
+inspect of the compacted session against inspect at 1,000; a session PUT of 100
+excluded parts against inspect at 1,000; try against inspect at 1,000, minus
+the offline provider's own time on the same request, measured in this process.
+Then windows of 8 clients inspecting at 1,000 alternate with windows of 8
+clients reading its baseline (throughput), a worker's RSS is read before and
+after 1,000 inspects, and runs on the compacted and the 1,000 session are
+paired last (each adds two messages). The load averages are recorded as the
+phases end. It prints one table, writes the raw figures as JSON under
+``bench-results/`` and exits 1 when a request failed or (unless
+``--no-timing-asserts``) a target is missed.
 """
 
 from __future__ import annotations
@@ -42,14 +48,18 @@ from hango.messages import Block, Message, Request, TextBlock, ToolDef, message_
 from hango.providers.offline import OfflineProvider
 from hango.store import TenantStore
 from scripts.bench.hango_server import Hango, database, serving
-from scripts.bench.history import Session, add_agent, add_session
-from scripts.bench.inspector_report import SIZES, describe, machine, render, targets, write
+from scripts.bench.history import Session, add_agent, add_compacted_session, add_session
+from scripts.bench.inspector_report import SIZES, Load, describe, machine, render, targets, write
 
 RATE_LIMIT = 10_000_000
 PUT_PARTS = 100
 TRY_MESSAGE = "bench: what changed since the last answer?"
+RUN_MESSAGE = "bench: and now?"
 CLIENTS = 8
-CONCURRENT = "inspect 1000, 8 clients at once"
+CONCURRENT = {"inspect": "inspect 1000, 8 clients at once", "baseline": "baseline 1000, 8 clients at once"}
+COMPACTED = "inspect compacted"
+WIDE, WIDE_WINDOW = "1000 wide", 1_000_000  # the compacted session's partner, and their agent's window
+RUN_COMPACTED = "run compacted"
 
 
 @dataclass(frozen=True)
@@ -58,14 +68,17 @@ class Plan:
 
     rounds: dict[int, int]  # interleaved baseline/inspect pairs per session size
     warmup: int
-    pairs: int  # interleaved PUT/inspect and try/inspect pairs
+    pairs: int  # interleaved PUT/inspect, try/inspect and compacted/1,000 inspect pairs
+    run_pairs: int  # interleaved runs on the compacted and the 1,000 session
     provider_reps: int
-    concurrency_seconds: float
+    throughput_windows: int  # interleaved windows of 8 clients inspecting / reading the baseline
+    window_seconds: float
     rss_inspects: int
+    compacted: int  # messages of the compacted session (1,000 of them after its summary)
 
 
-FULL = Plan({100: 60, 1_000: 60, 10_000: 20}, 3, 40, 30, 20.0, 1_000)
-QUICK = Plan({100: 6, 1_000: 6, 10_000: 2}, 0, 5, 5, 3.0, 30)
+FULL = Plan({100: 60, 1_000: 60, 10_000: 20}, 3, 40, 20, 30, 6, 5.0, 1_000, 100_000)
+QUICK = Plan({100: 6, 1_000: 6, 10_000: 2}, 0, 5, 3, 5, 2, 1.0, 30, 12_000)
 
 
 @dataclass
@@ -107,8 +120,11 @@ class Recorder:
 # --- seeding --------------------------------------------------------------------------------------
 
 
-def seed(database_url: str, principal: dict, sizes: Sequence[int]) -> dict[str, Session]:
-    """The agent and the sessions: one per size (the 100 one with a summary), and a 1,000 copy for PUTs."""
+def seed(database_url: str, principal: dict, sizes: Sequence[int], compacted: int) -> dict[str, Session]:
+    """The agent and the sessions: one per size (the 100 one with a summary), a 1,000 copy for PUTs; and
+    the compacted pair, on a second agent whose window no run here fills (so that the runs never
+    compact): a copy of the 1,000 session, and a compacted session of ``compacted`` messages whose
+    last 1,000 (after its summary) are the same."""
     engine = make_engine(database_url)
     owner = uuid.UUID(principal["user_id"])
     with engine.begin() as conn:
@@ -116,6 +132,11 @@ def seed(database_url: str, principal: dict, sizes: Sequence[int]) -> dict[str, 
         agent = add_agent(store, owner)
         sessions = {str(n): add_session(store, agent.id, owner, n, seed=n, summary=n == 100) for n in sizes}
         sessions["put"] = add_session(store, agent.id, owner, 1_000, seed=1_000, summary=False)
+        wide = add_agent(store, owner, context_window=WIDE_WINDOW, name="bench wide")
+        sessions[WIDE] = add_session(store, wide.id, owner, 1_000, seed=1_000, summary=False)
+        sessions["compacted"] = add_compacted_session(
+            store, wide.id, owner, compacted, filler=sessions["10000"], tail=sessions[WIDE]
+        )
     engine.dispose()
     return sessions
 
@@ -125,6 +146,10 @@ def seed(database_url: str, principal: dict, sizes: Sequence[int]) -> dict[str, 
 
 def messages_path(session: Session) -> str:
     return f"/v1/sessions/{session.id}/messages?limit=10000"
+
+
+def run_path(session: Session) -> str:
+    return f"/v1/sessions/{session.id}/messages"
 
 
 def context_path(session: Session) -> str:
@@ -164,6 +189,10 @@ def check(rec: Recorder, sessions: dict[str, Session]) -> list[str]:
         parts = rec.http.get(rec.url + context_path(session), timeout=120).json()["messages"]
         if len(items) != session.messages or len(parts) != session.visible:
             problems.append(f"{key}: {len(items)} messages, {len(parts)} parts; want {session.visible}")
+    for key in (WIDE, "compacted"):  # the run pairs compare runs that call the model once, never compacting
+        inspected = rec.http.get(rec.url + context_path(sessions[key]), timeout=120).json()
+        if len(inspected["messages"]) != sessions[key].visible or inspected["would_compact"]:
+            problems.append(f"{key}: {len(inspected['messages'])} parts, would_compact; want neither")
     put = rec.http.put(rec.url + context_path(sessions["put"]) + "-overrides", json=put_body(sessions["put"]))
     if put.status_code != 200 or not put.json()["added"]:
         problems.append(f"PUT: {put.status_code}, want 200 with companions added")
@@ -227,6 +256,22 @@ def try_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
         pair(rec, index, tried, inspect_of(session, "inspect 1000 (try pairs)"))
 
 
+def compacted_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
+    """Inspects of the compacted session paired with inspects of the 1,000 messages it ends with."""
+    compacted = inspect_of(sessions["compacted"], COMPACTED)
+    for index in range(pairs):
+        pair(rec, index, compacted, inspect_of(sessions[WIDE], "inspect 1000 (compacted pairs)"))
+
+
+def run_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
+    """Runs whose one model call answers at once, on the compacted and on the 1,000 session (last: they
+    add two messages to each per pair)."""
+    body = {"json": {"content": RUN_MESSAGE}}
+    compacted = (RUN_COMPACTED, "POST", run_path(sessions["compacted"]), body)
+    for index in range(pairs):
+        pair(rec, index, compacted, ("run 1000", "POST", run_path(sessions[WIDE]), body))
+
+
 def try_request(rec: Recorder, session: Session) -> Request:
     """The request a try with ``TRY_MESSAGE`` sends: the inspected request plus the new user turn."""
     body = rec.http.get(rec.url + context_path(session) + "?format=request", timeout=120).json()
@@ -250,14 +295,15 @@ def provider_ms(request: Request, reps: int) -> list[float]:
     return times
 
 
-def concurrency_phase(rec: Recorder, session: Session, seconds: float) -> dict[str, Any]:
-    """``CLIENTS`` threads inspecting ``session`` until ``seconds`` have passed."""
+def burst(rec: Recorder, name: str, path: str, seconds: float) -> float:
+    """``CLIENTS`` threads sending GET ``path`` until ``seconds`` have passed; completed requests per second."""
     deadline = time.monotonic() + seconds
+    before = len(rec.samples.get(name, []))
 
     def client() -> None:
         http = rec.session()
         while time.monotonic() < deadline:
-            rec.timed(CONCURRENT, "GET", context_path(session), http=http)
+            rec.timed(name, "GET", path, http=http)
 
     threads = [threading.Thread(target=client, daemon=True) for _ in range(CLIENTS)]
     started = time.monotonic()
@@ -265,22 +311,46 @@ def concurrency_phase(rec: Recorder, session: Session, seconds: float) -> dict[s
         thread.start()
     for thread in threads:
         thread.join()
-    elapsed = time.monotonic() - started
-    done = len(rec.samples.get(CONCURRENT, []))
-    return {"clients": CLIENTS, "seconds": elapsed, "completed": done, "throughput": done / elapsed}
+    return (len(rec.samples.get(name, [])) - before) / (time.monotonic() - started)
+
+
+def throughput_phase(rec: Recorder, session: Session, windows: int, seconds: float) -> dict[str, Any]:
+    """Windows of ``CLIENTS`` clients inspecting ``session``, interleaved with windows of them reading its
+    baseline (the order alternating); each pair of windows gives one throughput ratio."""
+    paths = {"inspect": context_path(session), "baseline": messages_path(session)}
+    rates: dict[str, list[float]] = {"inspect": [], "baseline": []}
+    for index in range(windows):
+        for kind in ("inspect", "baseline") if index % 2 == 0 else ("baseline", "inspect"):
+            rates[kind].append(burst(rec, CONCURRENT[kind], paths[kind], seconds))
+    ratios = [i / b for i, b in zip(rates["inspect"], rates["baseline"], strict=True) if b]
+    return {
+        "clients": CLIENTS,
+        "window_seconds": seconds,
+        "throughput": rates,
+        "ratios": ratios,
+        "completed": sum(len(rec.samples.get(name, [])) for name in CONCURRENT.values()),
+    }
 
 
 def run(hango: Hango, sessions: dict[str, Session], plan: Plan) -> dict[str, Any]:
     rec = Recorder(hango.url, hango.principal["api_key"])
+    load = Load()
     problems = check(rec, sessions)
     warm(rec, sessions, plan.warmup)
     rss = rss_phase(rec, hango, sessions["1000"], plan.rss_inspects)
+    load.mark("rss")
     ratio_phase(rec, sessions, plan.rounds)
+    load.mark("ratios")
+    compacted_phase(rec, sessions, plan.pairs)
     put_phase(rec, sessions, plan.pairs)
     overridden_phase(rec, sessions, plan.pairs)
     try_phase(rec, sessions, plan.pairs)
+    load.mark("compacted, put, try")
     provider = provider_ms(try_request(rec, sessions["1000"]), plan.provider_reps)
-    concurrency = concurrency_phase(rec, sessions["1000"], plan.concurrency_seconds)
+    concurrency = throughput_phase(rec, sessions["1000"], plan.throughput_windows, plan.window_seconds)
+    load.mark("throughput")
+    run_phase(rec, sessions, plan.run_pairs)
+    load.mark("runs")
     rec.samples.pop("warmup", None)
     return {
         "samples_ms": rec.samples | {"offline provider 1000 (in-process)": provider},
@@ -289,12 +359,13 @@ def run(hango: Hango, sessions: dict[str, Session], plan: Plan) -> dict[str, Any
         "problems": problems,
         "rss": rss,
         "concurrency": concurrency,
+        "load": load.marks,
     }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a reduced run, under a minute")
+    parser.add_argument("--quick", action="store_true", help="a reduced run, about a minute")
     parser.add_argument(
         "--no-timing-asserts", action="store_true", help="fail only on errors, never on timings"
     )
@@ -305,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind, so that everything started is stopped
     try:
         with database(RATE_LIMIT) as (data_dir, url, principal):
-            sessions = seed(url, principal, SIZES)
+            sessions = seed(url, principal, SIZES, plan.compacted)
             with serving(data_dir, url, principal, args.workers) as hango:
                 results = run(hango, sessions, plan)
     except KeyboardInterrupt:

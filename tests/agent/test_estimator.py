@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import weakref
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hango.agent.estimator import (
+    ESTIMATOR_VERSION,
     Estimator,
     Weights,
     estimate_block,
@@ -202,7 +205,50 @@ def test_a_message_is_estimated_once_while_it_lives_and_forgotten_with_it() -> N
     message = Message("user", (TextBlock("hello there"),))
     assert [estimator.memo.get(message, compute) for _ in range(3)] == [7, 7, 7]
     assert computed == [1]
-    assert estimator.estimate_message(Message("user", (TextBlock("hi"),))) > 0  # a temporary, gone at once
-    assert len(estimator.memo) == 1
-    del message  # the memo holds no message alive, and its entry goes with it
-    assert len(estimator.memo) == 0
+    alive = weakref.ref(message)
+    del message  # the memo holds no message alive
+    assert alive() is None
+
+
+def test_a_changed_message_is_estimated_anew_and_other_estimators_keep_their_own_values() -> None:
+    message = Message("user", (TextBlock("one two three"),))
+    estimate_message(message)
+    double = Estimator(Weights(letter_run=2.1))
+
+    assert estimate_message(replace(message, content=(TextBlock("one"),))) == estimate_text("one") + 5
+    assert replace(message, cache_control=True) == message.__class__("user", message.content, True)
+    assert double.estimate_message(message) > estimate_message(message)
+
+
+# The estimates that each ESTIMATOR_VERSION gives these messages (REFERENCE's texts and tool blocks).
+# Messages store their estimate with the version: an estimate that changes under the same version
+# would leave stale estimates in every stored history.
+ESTIMATES_BY_VERSION = {1: [46, 59, 77, 99, 36, 59, 56, 49]}
+
+
+def fingerprint_messages() -> list[Message]:
+    use = ToolUseBlock("toolu_01AbC", "read_file", {"path": "/src/ví_dụ.py", "n": [1, 2, 3]})
+    failure = "Traceback (most recent call last):\n\tFile \"x.py\", line 3\nKeyError: 'x' 🙂"
+    return [
+        *(Message("user", (TextBlock(text),)) for text in REFERENCE),
+        Message("assistant", (TextBlock("Let me look."), use)),
+        Message("user", (ToolResultBlock("toolu_01AbC", failure, is_error=True),)),
+    ]
+
+
+def test_any_change_of_an_estimate_comes_with_a_new_estimator_version() -> None:
+    estimates = [estimate_message(m) for m in fingerprint_messages()]
+
+    assert estimates == ESTIMATES_BY_VERSION[ESTIMATOR_VERSION], (
+        "an estimate changed: bump ESTIMATOR_VERSION and pin the new estimates under it"
+    )
+
+
+def test_a_known_estimate_is_remembered_for_its_message() -> None:
+    estimator = Estimator()
+    message = Message("user", (TextBlock("hello there"),))
+
+    estimator.memo.put(message, 4321)
+
+    assert estimator.estimate_message(message) == 4321
+    assert Estimator().estimate_message(message) == estimate_message(message) != 4321

@@ -33,6 +33,21 @@ def test_upgrade_downgrade_to_base_and_upgrade_again(fresh_url):
         engine.dispose()
 
 
+def test_the_message_estimates_migration_leaves_stored_messages_unestimated_without_a_backfill(fresh_url):
+    engine = make_engine(fresh_url)
+    try:
+        migrate.upgrade(engine, "0002")
+        with engine.begin() as conn:
+            for statement in BASE_ROWS:
+                conn.execute(sa.text(statement))
+        migrate.upgrade(engine)
+        with engine.connect() as conn:
+            row = conn.execute(sa.text("select tokens, estimator_version from messages")).one()
+        assert tuple(row) == (None, None)  # NULL: not estimated yet, estimated when read
+    finally:
+        engine.dispose()
+
+
 def test_schema_definitions_match_the_migrated_columns(engine):
     inspector = sa.inspect(engine)
     for table in metadata.sorted_tables:
@@ -78,6 +93,10 @@ BAD_ROWS = {
     f"values (gen_random_uuid(), '{T}', '{S}', 1, 'user', '[]')",
     "message content type": f"insert into messages (id, tenant_id, session_id, seq, role, content) "
     f"values (gen_random_uuid(), '{T}', '{S}', 3, 'user', '{{}}')",
+    "message tokens": f"insert into messages (id, tenant_id, session_id, seq, role, content, tokens, "
+    f"estimator_version) values (gen_random_uuid(), '{T}', '{S}', 4, 'user', '[]', -1, 1)",
+    "message tokens without an estimator version": f"insert into messages (id, tenant_id, session_id, seq, "
+    f"role, content, tokens) values (gen_random_uuid(), '{T}', '{S}', 5, 'user', '[]', 7)",
     "run status": f"insert into runs (id, tenant_id, session_id, status) "
     f"values (gen_random_uuid(), '{T}', '{S}', 'weird')",
     "memory path": f"insert into memory_files (tenant_id, agent_id, path, content) "

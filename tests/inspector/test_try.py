@@ -43,9 +43,9 @@ def wire_texts(lab: Lab, index: int = -1) -> list[str]:
 
 
 def counts_but_usage(lab: Lab) -> dict[str, int]:
-    return {
-        name: n for name, n in row_counts(lab.engine).items() if name not in ("usage_records", "audit_log")
-    }
+    """Row counts but the try's bookkeeping: its usage row, its ledger entry, its audit row."""
+    bookkeeping = ("usage_records", "model_calls", "audit_log")
+    return {name: n for name, n in row_counts(lab.engine).items() if name not in bookkeeping}
 
 
 def test_try_returns_the_answer_adds_no_message_creates_no_run_and_its_chat_span_is_marked(

@@ -21,7 +21,7 @@ from hango.db.schema import messages
 from hango.store import TenantStore
 from hango.store.base import new_id
 from tests.support.clients import As, Tenant
-from tests.support.sql import count_statements
+from tests.support.sql import count_rows, count_statements
 
 MAX_INSPECT_STATEMENTS = 12
 
@@ -44,8 +44,13 @@ def turn(seq: int) -> list[tuple[str, list[dict[str, Any]]]]:
     ]
 
 
-def seed_session(store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, length: int) -> str:
-    """A session of ``length`` (a multiple of 5) valid messages with tool pairs and a summary, bulk-inserted."""
+def seed_session(
+    store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, length: int, summary_through: int = 5
+) -> str:
+    """A session of ``length`` (a multiple of 5) valid messages with tool pairs and a summary, bulk-inserted.
+
+    The messages are stored without estimates, as before they were stored with each message.
+    """
     session = store.sessions.create(agent_id, owner_id, f"{length} messages")
     history = [m for seq in range(1, length + 1, 5) for m in turn(seq)]
     rows = [
@@ -60,28 +65,39 @@ def seed_session(store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, l
         for seq, (r, c) in enumerate(history, start=1)
     ]
     store.conn.execute(sa.insert(messages), rows)
-    store.summaries.create(session.id, 5, "the first turn")
+    store.summaries.create(session.id, summary_through, "the earlier turns")
     return str(session.id)
+
+
+def add_agent(store: TenantStore, owner: uuid.UUID) -> Any:
+    """An agent with every built-in tool, memory and a skill, whose window never compacts."""
+    agent = store.agents.create(
+        owner,
+        name="counted",
+        model="offline/echo",
+        system_prompt="You count.",
+        tools=list(BUILTIN_TOOLS),
+        settings={},
+        context_window=MAX_CONTEXT_WINDOW,  # no compaction: it would write, and only on the long one
+    )
+    store.memory_files.put(agent.id, "/memories/AGENTS.md", "notes")
+    store.skills.create(agent.id, "deploy", description="ship", body="step 1", allowed_tools=["grep"])
+    return agent
+
+
+def seed_sessions(engine: sa.Engine, acme: Tenant, shapes: dict[int, tuple[int, int]]) -> tuple[Any, dict]:
+    """An agent (``add_agent``) and, per key of ``shapes``, a session of (length, summary_through)."""
+    owner = uuid.UUID(acme.owner.user_id)
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(acme.id))
+        agent = add_agent(store, owner)
+        return agent, {k: seed_session(store, agent.id, owner, *shape) for k, shape in shapes.items()}
 
 
 @pytest.fixture
 def sessions(engine: sa.Engine, acme: Tenant) -> dict[int, str]:
     """A 10- and a 1,000-message session of one agent with memory, a skill and an agent override."""
-    owner = uuid.UUID(acme.owner.user_id)
-    with engine.begin() as conn:
-        store = TenantStore(conn, uuid.UUID(acme.id))
-        agent = store.agents.create(
-            owner,
-            name="counted",
-            model="offline/echo",
-            system_prompt="You count.",
-            tools=list(BUILTIN_TOOLS),
-            settings={},
-            context_window=MAX_CONTEXT_WINDOW,  # no compaction: it would write, and only on the long one
-        )
-        store.memory_files.put(agent.id, "/memories/AGENTS.md", "notes")
-        store.skills.create(agent.id, "deploy", description="ship", body="step 1", allowed_tools=["grep"])
-        made = {n: seed_session(store, agent.id, owner, n) for n in (10, 1_000)}
+    agent, made = seed_sessions(engine, acme, {n: (n, 5) for n in (10, 1_000)})
     assert (
         acme.owner.put(f"/v1/agents/{agent.id}/context-overrides", json=exclude("tool:glob")).status_code
         == 200
@@ -141,3 +157,59 @@ def test_a_run_with_a_tool_turn_sends_the_same_statements_for_10_and_1000_messag
     sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
 
     assert sum("INSERT INTO messages" in s for s in sent) == 4  # question, tool call, result, answer
+
+
+@pytest.fixture
+def compacted(engine: sa.Engine, acme: Tenant) -> dict[int, str]:
+    """Two compacted sessions with the same 20 messages after their summary: 10 or 1,000 before it."""
+    return seed_sessions(engine, acme, {n: (n + 20, n) for n in (10, 1_000)})[1]
+
+
+def rows(client: As, send: Callable[[As], TestResponse]) -> list[tuple[str, int]]:
+    """Each statement the app runs while answering ``send``, with the rows it read or wrote."""
+    with count_rows(client.client.application.extensions["hango.engine"]) as counted:
+        response = send(client)
+    assert response.status_code in (200, 201), response.get_json()
+    return counted
+
+
+@pytest.mark.parametrize(
+    "send",
+    [
+        lambda who, s: who.get(f"/v1/sessions/{s}/context"),
+        lambda who, s: who.post(f"/v1/sessions/{s}/messages", json={"content": "and now?"}),
+    ],
+    ids=["inspect", "run"],
+)
+def test_rows_read_after_compaction_do_not_grow_with_the_messages_before_the_summary(acme, compacted, send):
+    short, long = (rows(acme.owner, lambda who, s=s: send(who, s)) for s in compacted.values())
+
+    assert short == long
+    history = [n for statement, n in long if "FROM messages" in statement and "seq >" in statement]
+    assert history == [20]  # the messages after the summary, read once
+
+
+def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
+    # Two model calls (the tool call, then the answer to its result).
+    body = {"content": '/tool ls {"path": "/"}'}
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
+
+    writes = [s for s in sent if "INSERT INTO model_calls" in s]
+    assert len(writes) == 2  # one ledger row per call…
+    assert all(
+        "INSERT INTO usage_records" in s for s in writes
+    )  # …in the statement that writes its usage row
+    assert sum("INSERT INTO usage_records" in s for s in sent) == 2  # no usage statement of its own any more
+    reads = [s for s in sent if "FROM model_calls" in s and "INSERT" not in s]
+    assert len(reads) == 1  # the run's lineage, read once: at most one statement more per call
+
+
+def test_suggestions_send_the_same_statements_for_10_and_1000_messages_as_many_as_an_inspect(acme, sessions):
+    inspect = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context"))
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context/suggestions"))
+
+    # the inspect's own usage.last_call is not read; the agent's tool usage is, in one statement
+    assert len(sent) == len(inspect)
+    assert sum("jsonb_array_elements" in s for s in sent) == 1

@@ -21,3 +21,22 @@ def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
         yield statements
     finally:
         sa.event.remove(engine, "before_cursor_execute", record)
+
+
+@contextlib.contextmanager
+def count_rows(engine: sa.Engine) -> Iterator[list[tuple[str, int]]]:
+    """Collect each statement ``engine`` executes inside the block with its row count.
+
+    For a ``SELECT`` that is the rows it read (psycopg2 fetches a result whole); for an
+    ``INSERT``, ``UPDATE`` or ``DELETE`` the rows it wrote.
+    """
+    counted: list[tuple[str, int]] = []
+
+    def record(_conn, cursor, statement, _params, _context, _many) -> None:
+        counted.append((statement, cursor.rowcount))
+
+    sa.event.listen(engine, "after_cursor_execute", record)
+    try:
+        yield counted
+    finally:
+        sa.event.remove(engine, "after_cursor_execute", record)
