@@ -14,10 +14,12 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from hango import telemetry, tenancy
 from hango.agent import calibration
+from hango.agent.call_views import next_call_cache
 from hango.agent.draft import Draft
 from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.parts import MalformedPart, kind_of
 from hango.agent.snapshot import Snapshot, build_snapshot
+from hango.agent.suggestions import compaction_preview
 from hango.api import Blueprint
 from hango.errors import NotFound, Unprocessable
 from hango.messages import block_to_dict, message_to_dict
@@ -34,6 +36,11 @@ class InspectArgsSchema(Schema):
         load_default=None, validate=validate.Length(max=520), metadata={"description": "a part id"}
     )
     format = fields.String(load_default="parts", validate=validate.OneOf(["parts", "request"]))
+    compaction = fields.String(
+        load_default=None,
+        validate=validate.OneOf(["preview"]),
+        metadata={"description": "`preview`: say what a compaction would do even below the trigger"},
+    )
 
 
 def session_assembly() -> Assembly:
@@ -130,4 +137,11 @@ class Context(MethodView):
             "last_call": None
             if recent.reported is None
             else {"estimated": recent.estimated, "reported": recent.reported},
+            "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
+            **_compaction(assembly, snapshot.would_compact or args["compaction"] == "preview"),
         }
+
+
+def _compaction(assembly: Assembly, wanted: bool) -> dict[str, Any]:
+    """``compaction``: what the summarization slot would summarize and keep (no summarizer is called)."""
+    return {"compaction": compaction_preview(assembly)} if wanted else {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -21,6 +22,10 @@ class Config:
     context_try_timeout: float = 120.0
     token_count_timeout: float = 5.0
     compact_trigger: float = 0.8
+    suggest_large_result_tokens: int = 1_000
+    suggest_old_turns: int = 10
+    suggest_tool_window: int = 500
+    suggest_tool_min_answers: int = 50
     max_turns: int = 12
     default_rate_limit: int = 600
     auth_failure_limit: int = 20
@@ -32,6 +37,8 @@ class Config:
     otlp_endpoint: str | None = None
     otlp_metrics_endpoint: str | None = None
     trace_project: str = "hango"
+    call_ledger: bool = True
+    cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
 
     def __post_init__(self) -> None:
@@ -60,6 +67,10 @@ _ENV = {
     "context_try_timeout": "HANGO_CONTEXT_TRY_TIMEOUT",
     "token_count_timeout": "HANGO_TOKEN_COUNT_TIMEOUT",
     "compact_trigger": "HANGO_COMPACT_TRIGGER",
+    "suggest_large_result_tokens": "HANGO_SUGGEST_LARGE_RESULT_TOKENS",
+    "suggest_old_turns": "HANGO_SUGGEST_OLD_TURNS",
+    "suggest_tool_window": "HANGO_SUGGEST_TOOL_WINDOW",
+    "suggest_tool_min_answers": "HANGO_SUGGEST_TOOL_MIN_ANSWERS",
     "max_turns": "HANGO_MAX_TURNS",
     "default_rate_limit": "HANGO_DEFAULT_RATE_LIMIT",
     "auth_failure_limit": "HANGO_AUTH_FAILURE_LIMIT",
@@ -71,6 +82,8 @@ _ENV = {
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
     "otlp_metrics_endpoint": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     "trace_project": "HANGO_TRACE_PROJECT",
+    "call_ledger": "HANGO_CALL_LEDGER",
+    "cache_rules": "HANGO_CACHE_RULES",
 }
 
 
@@ -102,5 +115,24 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, An
         if env.get(var):
             kind = str(kinds[name]).split(" | ")[0]
             values[name] = _parse(name, kind, env[var])
-    config = replace(Config(), **values)
-    return replace(config, **dict(overrides or {}))
+    config = replace(replace(Config(), **values), **dict(overrides or {}))
+    _check_cache_rules(config.cache_rules)
+    return config
+
+
+CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})
+
+
+def _check_cache_rules(raw: str | None) -> None:
+    """Refuse ``HANGO_CACHE_RULES`` unless it maps provider names to objects of known rule keys."""
+    if raw is None:
+        return
+    try:
+        rules = json.loads(raw)
+    except ValueError:
+        rules = None
+    if not isinstance(rules, dict) or not all(
+        isinstance(rule, dict) and set(rule) <= CACHE_RULE_KEYS for rule in rules.values()
+    ):
+        keys = ", ".join(sorted(CACHE_RULE_KEYS))
+        raise ConfigError(f"HANGO_CACHE_RULES must be a JSON object of providers to objects of {keys}")

@@ -13,6 +13,7 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from hango import telemetry
+from hango.agent.cache_verdict import Verdict
 from hango.agent.state import RunState
 from hango.messages import ContentBlock, Message, Request, Response, TextBlock, ToolUseBlock
 from hango.providers import split_model
@@ -60,6 +61,13 @@ def start(span: Span, state: RunState, request: Request, provider: str) -> None:
         system = [{"type": "text", "content": b.text} for b in request.system]
         span.set_attribute(names.GEN_AI_SYSTEM_INSTRUCTIONS, _json(system))
         span.set_attribute(names.GEN_AI_INPUT_MESSAGES, _json([genai_message(m) for m in request.messages]))
+
+
+def cache_verdict(span: Span, verdict: Verdict) -> None:
+    """The tokens the call should have read from the prompt cache, and why it did not (when it did not)."""
+    span.set_attribute(names.CACHE_EXPECTED_READ_TOKENS, verdict.expected_read_tokens)
+    if verdict.miss_reason is not None:
+        span.set_attribute(names.CACHE_MISS_REASON, verdict.miss_reason)
 
 
 def finish(span: Span, state: RunState, response: Response) -> None:

@@ -6,10 +6,12 @@ from dataclasses import dataclass, replace
 
 from hango import telemetry
 from hango.agent.deps import Deps
+from hango.agent.draft import Draft
 from hango.agent.gateway import Gateway
 from hango.agent.middleware.summarization import KEEP_SHARE, compact_at
+from hango.agent.parts import TRANSCRIPT, SourcedBlock, SourcedMessage, system_part
 from hango.agent.state import RunState
-from hango.messages import Block, Message, Request, TextBlock, text_of
+from hango.messages import Block, Message, TextBlock, text_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
@@ -18,7 +20,10 @@ SUMMARIZER_PROMPT = (
     "the user's goals, decisions made, facts learned, files touched, tool results that still matter, and "
     "open questions. Be concise and specific; keep names, numbers and paths exact."
 )
+FOCUS_PREFIX = "The user asked this summary to follow these instructions:\n"
 SUMMARY_MAX_TOKENS = 1024
+SUMMARIZER = system_part("summarizer")
+SUMMARIZER_FOCUS = system_part("summarizer_focus")
 
 
 def summary_max_tokens(state: RunState) -> int:
@@ -30,20 +35,27 @@ def summary_max_tokens(state: RunState) -> int:
 class StoredCompactor:
     deps: Deps
     state: RunState
+    instructions: str | None = None  # compact-now's focus text, from the user
 
     def summarize(self, transcript: str) -> str:
         """One summarizer call billed with purpose ``summarize``."""
         summarizing = replace(self.state, purpose="summarize")
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
-        request = Request(
+        focus = (
+            (SourcedBlock(SUMMARIZER_FOCUS, Block(FOCUS_PREFIX + self.instructions)),)
+            if self.instructions
+            else ()
+        )
+        draft = Draft(
             model=self.state.agent.model,
-            system=(Block(SUMMARIZER_PROMPT),),
-            messages=(Message("user", (TextBlock(transcript),)),),
+            system=(SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT)), *focus),
+            tools=(),
+            messages=(SourcedMessage(TRANSCRIPT, Message("user", (TextBlock(transcript),))),),
             max_tokens=summary_max_tokens(self.state),
         )
         with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE, record_exception=False) as span:
             span.set_attributes({names.SESSION_ID: str(self.state.session_id), names.PURPOSE: "summarize"})
-            return text_of(gateway.send(request).message).strip() or "(empty summary)"
+            return text_of(gateway.send(draft).message).strip() or "(empty summary)"
 
     def save(self, through_seq: int, text: str) -> None:
         with self.deps.engine.begin() as conn:

@@ -65,6 +65,7 @@ import math
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hango.messages import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock
 
@@ -164,11 +165,11 @@ class MessageMemo:
     def __init__(self) -> None:
         self._name = f"_memo_{next(self._names)}"
 
-    def put(self, obj: object, value: int) -> None:
+    def put(self, obj: object, value: Any) -> None:
         """Remember ``value`` for ``obj`` (known already, e.g. stored with it)."""
         object.__setattr__(obj, self._name, value)  # past a frozen dataclass's __setattr__
 
-    def get(self, obj: object, compute: Callable[[object], int]) -> int:
+    def get(self, obj: object, compute: Callable[[Any], Any]) -> Any:
         """``compute(obj)``, computed once per object."""
         value = getattr(obj, self._name, None)
         if value is None:

@@ -1,21 +1,40 @@
-"""The base model handler: quota check, one provider call, one usage row."""
+"""The base model handler: quota check, one provider call, its usage row and its ledger entry."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hango import telemetry
 from hango.agent import chat_span
+from hango.agent.cache_verdict import Verdict, judge, rules_for
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
+from hango.agent.ledger import Lineage, SentCall, sent_call
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
-from hango.messages import Request, Response
+from hango.messages import Response
 from hango.providers import split_model
 from hango.store import TenantStore
 from hango.telemetry import names
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One call as the ledger records it: its parts, its cache verdict, when and how long."""
+
+    model: str
+    call: SentCall
+    verdict: Verdict
+    started_at: dt.datetime
+    duration_ms: int
+
+    @property
+    def ended_at(self) -> dt.datetime:
+        return self.started_at + dt.timedelta(milliseconds=self.duration_ms)
 
 
 @dataclass(frozen=True)
@@ -23,52 +42,119 @@ class Gateway:
     """Sends drafts to the provider for one run (or try), billing every call to ``state``.
 
     ``timeout`` caps each call; a state with a deadline (a run) caps it further.
+    The gateway follows its lineage in the call ledger: the first call reads the
+    lineage's latest entry, later ones continue from the previous call in memory.
+    ``HANGO_CALL_LEDGER=0`` records usage only (the behaviour before the ledger).
     """
 
     deps: Deps
     state: RunState
     timeout: float
+    lineage: Lineage = field(default_factory=Lineage, compare=False)
+
+    @property
+    def ledger(self) -> bool:
+        return self.deps.config.call_ledger
 
     def check_quota(self) -> None:
         """Raise ``QuotaExhausted`` when the tenant's tokens for this month are used up."""
         with self.deps.engine.begin() as conn:
-            left = TenantStore(conn, self.state.tenant_id).usage.quota_left(dt.datetime.now(dt.UTC))
+            store = TenantStore(conn, self.state.tenant_id)
+            left = store.usage.quota_left(dt.datetime.now(dt.UTC))
+            if self.ledger and not self.lineage.loaded:
+                self.lineage.load(store.model_calls, self.state.session_id, self.state.purpose)
         if left is not None and left <= 0:
             raise QuotaExhausted()
 
     def __call__(self, draft: Draft) -> Response:
-        """The chain's base handler: provenance is stripped here, before the provider sees anything."""
-        return self.send(draft.to_request())
+        """The chain's base handler."""
+        return self.send(draft)
 
-    def send(self, request: Request) -> Response:
-        """Check the quota, call the provider in a ``chat`` span, record usage in its own transaction."""
+    def send(self, draft: Draft) -> Response:
+        """Check the quota, call the provider in a ``chat`` span, record usage and ledger in one statement.
+
+        Provenance is stripped here, before the provider sees anything.
+        """
         self.check_quota()
+        request = draft.to_request()
         provider, bare = self.deps.provider(request.model)
         estimated = estimate_request(request)
+        call = sent_call(draft) if self.ledger else None
+        started, clock = dt.datetime.now(dt.UTC), time.monotonic()
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
             response = provider.complete(replace(request, model=bare), timeout=timeout)
             chat_span.finish(span, self.state, response)
-        self._record(request.model, response, estimated)
+            verdict = self._judge(call, started, provider.name, bare, response) if call else None
+            if verdict is not None:
+                chat_span.cache_verdict(span, verdict)
+        usage = self._usage(request.model, response, estimated)
+        if call is None:
+            self._store(lambda store: store.usage.record(**usage))
+        else:
+            self._record(
+                usage, Sent(request.model, call, verdict, started, int((time.monotonic() - clock) * 1000))
+            )
         return response
 
-    def _record(self, model: str, response: Response, estimated: int) -> None:
+    def _judge(
+        self, call: SentCall, started: dt.datetime, provider: str, bare: str, response: Response
+    ) -> Verdict:
+        return judge(
+            self.lineage.previous,
+            call,
+            started_at=started,
+            rules=rules_for(provider, self.deps.config.cache_rules),
+            model=bare,
+            overrides=self.state.overrides,
+            reported=response.usage.cache_read_tokens,
+        )
+
+    def _usage(self, model: str, response: Response, estimated: int) -> dict[str, Any]:
+        """The call's ``usage_records`` row."""
         provider_name, bare = split_model(model)
-        usage = response.usage
+        usage, state = response.usage, self.state
+        return {
+            "api_key_id": state.caller.api_key_id,
+            "user_id": state.caller.user_id,
+            "agent_id": state.agent.id,
+            "session_id": state.session_id,
+            "run_id": state.run_id,
+            "purpose": state.purpose,
+            "provider": provider_name,
+            "model": bare,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "estimated_input_tokens": estimated,
+        }
+
+    def _record(self, usage: dict[str, Any], sent: Sent) -> None:
+        """The usage row and the ledger row, the call stored as a delta against its lineage's previous call."""
+        stored = self.lineage.delta(sent.call)
+        call = {
+            "session_id": self.state.session_id,
+            "run_id": self.state.run_id,
+            "purpose": self.state.purpose,
+            "model": sent.model,
+            "started_at": sent.started_at,
+            "duration_ms": sent.duration_ms,
+            "base_id": self.lineage.base_id if stored.prefix_parts else None,
+            "prefix_parts": stored.prefix_parts,
+            "tail": stored.tail,
+            "breakpoints": list(sent.call.breakpoints),
+            "parts_count": len(sent.call.parts),
+            "expected_cache_read": sent.verdict.expected_read_tokens,
+            "miss_reason": sent.verdict.miss_reason,
+            "miss_part": sent.verdict.miss_part,
+            "miss_cause": sent.verdict.miss_cause,
+        }
+        call_id = self._store(lambda store: store.model_calls.record(usage, call))
+        self.lineage.advance(call_id, sent.call, sent.ended_at)
+
+    def _store(self, write):
+        """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn)."""
         with self.deps.engine.begin() as conn:
-            TenantStore(conn, self.state.tenant_id).usage.record(
-                api_key_id=self.state.caller.api_key_id,
-                user_id=self.state.caller.user_id,
-                agent_id=self.state.agent.id,
-                session_id=self.state.session_id,
-                run_id=self.state.run_id,
-                purpose=self.state.purpose,
-                provider=provider_name,
-                model=bare,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                estimated_input_tokens=estimated,
-            )
+            return write(TenantStore(conn, self.state.tenant_id))

@@ -14,6 +14,7 @@ from typing import Any
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps, RunContext
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message, remember_message
+from hango.agent.ledger import message_hash, remember_hash
 from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage, Summary
 from hango.errors import NotFound
 from hango.messages import Message, block_from_dict
@@ -21,10 +22,12 @@ from hango.store import TenantStore
 
 
 def stored_message(row: Any) -> StoredMessage:
-    """A ``messages`` row as the runtime's message type; a current stored estimate goes with it."""
+    """A ``messages`` row as the runtime's message type; its current stored estimate and its ledger hash go with it."""
     message = Message(row.role, tuple([block_from_dict(b) for b in row.content]))  # a list: faster
     if row.estimator_version == ESTIMATOR_VERSION:
         remember_message(message, row.tokens)
+    if row.content_hash is not None:
+        remember_hash(message, row.content_hash)
     return StoredMessage(row.seq, message)
 
 
@@ -69,7 +72,7 @@ def store_estimates(store: TenantStore, state: RunState) -> None:
 
 
 def append_message(store: TenantStore, state: RunState, role: str, content: list[dict[str, Any]]) -> Any:
-    """Store the session's next message with its estimate, add it to ``state.history``; the row."""
+    """Store the session's next message with its estimate and ledger hash, add it to ``state.history``; the row."""
     message = Message(role, tuple(block_from_dict(b) for b in content))
     row = store.messages.append(
         state.session_id,
@@ -78,6 +81,7 @@ def append_message(store: TenantStore, state: RunState, role: str, content: list
         state.run_id,
         tokens=estimate_message(message),
         estimator_version=ESTIMATOR_VERSION,
+        content_hash=message_hash(message),
     )
     state.history.append(StoredMessage(row.seq, message))
     return row

@@ -148,7 +148,13 @@ def close_set(
     for o in chosen.values():
         if o.action == REPLACE and o.part in present and not _has_text(present[o.part].message):
             raise OverrideRejected("replace_needs_text", f"{o.part} holds no text to replace", [o.part])
-    pairs = companions(messages)
+    added = pull_companions(chosen, companions(messages))
+    _check_history(messages, chosen, strict)
+    return sorted(chosen.values(), key=lambda o: o.part), sorted(added)
+
+
+def pull_companions(chosen: dict[PartID, Override], pairs: dict[PartID, list[PartID]]) -> list[PartID]:
+    """Exclude, in ``chosen``, every companion of an excluded part (transitively); the parts it added."""
     queue = [o.part for o in chosen.values() if o.action == EXCLUDE]
     added: list[PartID] = []
     while queue:
@@ -159,8 +165,7 @@ def close_set(
             chosen[part] = Override(part, EXCLUDE, None, origin)
             added.append(part)
             queue.append(part)
-    _check_history(messages, chosen, strict)
-    return sorted(chosen.values(), key=lambda o: o.part), sorted(added)
+    return added
 
 
 def distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:

@@ -16,6 +16,8 @@ from hango.messages import Block, Message
 PartID = str
 
 SUMMARY = "summary"
+# The summarizer's one message: a transcript of the messages it folds (a ledger part, never overridden).
+TRANSCRIPT = "transcript"
 PREVIEW_CHARS = 200
 _CONTRIBUTOR = re.compile(r"^[a-z][a-z_]*$")
 _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

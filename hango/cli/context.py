@@ -22,6 +22,7 @@ from typing import Any
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
 from hango.cli.context_parts import Overrides, by_route, closure, expand, known_parts, pairing, route_of
+from hango.cli.context_suggest import render_compaction, render_suggestions
 from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
@@ -71,6 +72,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="send a part with other text this time, e.g. system:agent='Be terse.'",
     )
     attempt.add_argument("--message", help="a user message to append for this call")
+    suggest = _command(actions, "suggest", "list parts worth dropping, with what each saves", suggest_parts)
+    suggest.add_argument("--apply", type=int, metavar="N", help="apply suggestion N of the list")
+    compact = _command(actions, "compact", "summarize the session's older messages now", compact_now)
+    compact.add_argument("--instructions", metavar="TEXT", help="what the summary should keep or drop")
 
 
 def positive(text: str) -> int:
@@ -276,6 +281,32 @@ def try_call(api: Client, args: argparse.Namespace) -> Any:
     return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
 
 
+def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """The ranked suggestions; with ``--apply N``, suggestion N applied as an override PUT (or a compaction)."""
+    found = api.request("GET", f"/v1/sessions/{args.session}/context/suggestions")
+    if args.apply is None:
+        return found
+    items = found["suggestions"]
+    if not 1 <= args.apply <= len(items):
+        raise UsageError(f"--apply takes a number from the list (1-{len(items)}); it has {len(items)}")
+    chosen = items[args.apply - 1]
+    if chosen["kind"] == "would_compact":
+        return {"applied": chosen, "compacted": _compact(api, args.session, None)}
+    routes = Routes(api, found)
+    before = routes.read(chosen["target"])
+    return {"applied": chosen, "saved": routes.write(chosen["target"], before.with_excluded(chosen["parts"]))}
+
+
+def _compact(api: Client, session: str, instructions: str | None) -> Any:
+    body = {"instructions": instructions} if instructions else {}
+    return api.request("POST", f"/v1/sessions/{session}/compact", body=body)
+
+
+def compact_now(api: Client, args: argparse.Namespace) -> Any:
+    """One compaction now, with the user's focus."""
+    return _compact(api, args.session, args.instructions)
+
+
 EXCLUDE_SAYS = (
     ("excluded", "excluded {}"),
     ("companions", "pulled in as tool pair companions: {}"),
@@ -303,4 +334,6 @@ PRINTERS = {
     include_parts: partial(said, INCLUDE_SAYS),
     replace_part: partial(said, REPLACE_SAYS),
     try_call: lambda result, _args: render_try(result, terminal_width()),
+    suggest_parts: lambda result, _args: render_suggestions(result),
+    compact_now: lambda result, _args: render_compaction(result),
 }

@@ -101,6 +101,7 @@ messages = sa.Table(
     sa.Column("seq", sa.Integer, nullable=False),
     sa.Column("role", sa.Text, nullable=False),
     sa.Column("content", JSONB, nullable=False),
+    sa.Column("content_hash", sa.Text),
     sa.Column("run_id", UUID(as_uuid=True)),
     _created(),
     sa.Column("tokens", sa.Integer),  # the message's token estimate, NULL until estimated
@@ -185,6 +186,29 @@ usage_records = sa.Table(
     sa.Column("cache_write_tokens", sa.Integer, nullable=False),
     sa.Column("estimated_input_tokens", sa.Integer),
     _created(),
+)
+
+model_calls = sa.Table(
+    "model_calls",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("session_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("usage_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("run_id", UUID(as_uuid=True)),
+    sa.Column("purpose", sa.Text, nullable=False),
+    sa.Column("model", sa.Text, nullable=False),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("duration_ms", sa.Integer, nullable=False),
+    sa.Column("base_id", UUID(as_uuid=True)),
+    sa.Column("prefix_parts", sa.Integer, nullable=False),
+    sa.Column("tail", JSONB, nullable=False),
+    sa.Column("breakpoints", ARRAY(sa.SmallInteger), nullable=False),
+    sa.Column("parts_count", sa.Integer, nullable=False),
+    sa.Column("expected_cache_read", sa.Integer, nullable=False),
+    sa.Column("miss_reason", sa.Text),
+    sa.Column("miss_part", sa.Text),
+    sa.Column("miss_cause", sa.Text),
 )
 
 audit_log = sa.Table(

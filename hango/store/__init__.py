@@ -16,6 +16,7 @@ from hango.store.context_overrides import ContextOverrides
 from hango.store.members import Members
 from hango.store.memory_files import MemoryFiles
 from hango.store.messages import Messages
+from hango.store.model_calls import ModelCalls
 from hango.store.runs import Runs
 from hango.store.session_files import SessionFiles
 from hango.store.sessions import Sessions
@@ -38,6 +39,7 @@ class TenantStore:
         self.members = Members(conn, tenant_id)
         self.memory_files = MemoryFiles(conn, tenant_id)
         self.messages = Messages(conn, tenant_id)
+        self.model_calls = ModelCalls(conn, tenant_id)
         self.runs = Runs(conn, tenant_id)
         self.session_files = SessionFiles(conn, tenant_id)
         self.sessions = Sessions(conn, tenant_id)

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from hango.db.schema import messages, sessions
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, cut_page
+
+
+@dataclass(frozen=True)
+class ToolUsage:
+    """Which tools an agent's recent model answers called, over how many answers, and its session count."""
+
+    called: frozenset[str]
+    answers: int
+    sessions: int
 
 
 class Messages(Scoped):
@@ -36,7 +46,7 @@ class Messages(Scoped):
         (``docs/performance.md``).
         """
         c = messages.c
-        query = sa.select(c.seq, c.role, c.content, c.tokens, c.estimator_version)
+        query = sa.select(c.seq, c.role, c.content, c.tokens, c.estimator_version, c.content_hash)
         query = query.where(self.where(c.session_id == session_id, c.seq > after_seq)).order_by(c.seq)
         return iter(self.conn.execute(query))
 
@@ -65,15 +75,18 @@ class Messages(Scoped):
         *,
         tokens: int | None = None,
         estimator_version: int | None = None,
+        content_hash: str | None = None,
     ) -> sa.Row:
-        """Store the session's next message (with its token estimate when given).
+        """Store the session's next message (with its token estimate and ledger hash when given).
 
-        The session row lock makes ``seq`` gap-free under concurrency.
+        The session row lock makes ``seq`` gap-free under concurrency. The lock is
+        ``FOR NO KEY UPDATE``: it serializes appenders but lets the call ledger's rows
+        reference the session meanwhile (a subagent's calls are recorded while the turn is open).
         """
         self.conn.execute(
             sa.select(sessions.c.id)
             .where(sessions.c.tenant_id == self.tenant_id, sessions.c.id == session_id)
-            .with_for_update()
+            .with_for_update(key_share=True)
         ).one()
         next_seq = (
             sa.select(sa.func.coalesce(sa.func.max(messages.c.seq), 0) + 1)
@@ -89,6 +102,7 @@ class Messages(Scoped):
             run_id=run_id,
             tokens=tokens,
             estimator_version=estimator_version,
+            content_hash=content_hash,
         )
 
     def of_run(self, run_id: uuid.UUID) -> list[sa.Row]:
@@ -100,3 +114,34 @@ class Messages(Scoped):
     def delete(self, session_id: uuid.UUID, seq: int) -> bool:
         """Remove one message (only a failed run's own, unanswered user message is ever removed)."""
         return self.delete_rows(messages.c.session_id == session_id, messages.c.seq == seq) == 1
+
+    def tool_usage(self, agent_id: uuid.UUID, window: int) -> ToolUsage:
+        """The tools called in the agent's last ``window`` assistant messages (over all its sessions), in one statement."""
+        of_agent = (sessions.c.tenant_id == self.tenant_id, sessions.c.agent_id == agent_id)
+        recent = (
+            sa.select(messages.c.content)
+            .join(sessions, sessions.c.id == messages.c.session_id)
+            .where(self.where(messages.c.role == "assistant"), *of_agent)
+            .order_by(messages.c.created_at.desc())
+            .limit(window)
+            .cte("recent")
+        )
+        block = (
+            sa.func.jsonb_array_elements(recent.c.content)
+            .table_valued(sa.column("value", JSONB))
+            .alias("block")
+        )
+        names = (
+            sa.select(sa.func.array_agg(sa.distinct(block.c.value["name"].astext)))
+            .select_from(recent)
+            .join(block, sa.true())
+            .where(block.c.value["type"].astext == "tool_use")
+        )
+        row = self.conn.execute(
+            sa.select(
+                names.scalar_subquery(),
+                sa.select(sa.func.count()).select_from(recent).scalar_subquery(),
+                sa.select(sa.func.count()).select_from(sessions).where(*of_agent).scalar_subquery(),
+            )
+        ).one()
+        return ToolUsage(frozenset(row[0] or ()), row[1], row[2])

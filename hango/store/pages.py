@@ -56,13 +56,17 @@ def page(
     limit: int,
     *,
     order: tuple[sa.ColumnElement, sa.ColumnElement] | None = None,
+    newest_first: bool = False,
 ) -> Page:
     """One page of ``query`` in ``(created_at, id)`` order (or ``order``'s two columns), after ``cursor``."""
     when, ident = order if order is not None else (table.c.created_at, table.c.id)
+    key = sa.tuple_(when, ident)
     if cursor:
         created, ident_value = decode_cursor(cursor)
-        query = query.where(sa.tuple_(when, ident) > sa.tuple_(created, ident_value))
-    rows = conn.execute(query.order_by(when, ident).limit(limit + 1)).all()
+        position = sa.tuple_(created, ident_value)
+        query = query.where(key < position if newest_first else key > position)
+    ordering = (when.desc(), ident.desc()) if newest_first else (when, ident)
+    rows = conn.execute(query.order_by(*ordering).limit(limit + 1)).all()
     return cut_page(rows, limit, lambda row: encode_cursor(row, when.key, ident.key))
 
 

@@ -1,7 +1,7 @@
 """Each message's token estimate, stored with the estimator version that made it.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-01
 
 No backfill: a NULL (or an older version) means "not estimated by the current
@@ -13,7 +13,7 @@ rewrites nothing, so the upgrade is instant on any history.
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -139,7 +139,7 @@ def serving(
 ) -> Iterator[Hango]:
     """``hango serve --workers N`` of ``tree`` on the database in ``data_dir`` (``env`` added) until the block ends."""
     port = free_port()
-    log = data_dir / "serve.log"
+    log = data_dir / f"serve-{port}.log"
     with open(log, "wb") as out:
         serve = subprocess.Popen(
             [sys.executable, "-m", "hango", "serve", "--port", str(port), "--workers", str(workers)],

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
+from hango.agent.ledger import stored_hash
 from hango.agent.validate import validate_history
 from hango.db.schema import messages
 from hango.messages import message_from_dict
@@ -154,12 +155,22 @@ def stored_estimate(message: dict[str, Any]) -> dict[str, int]:
 def add_session(
     store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, count: int, *, seed: int, summary: bool
 ) -> Session:
-    """A session with ``count`` generated messages (bulk-inserted), optionally with a summary."""
+    """A session with ``count`` generated messages (bulk-inserted), optionally with a summary.
+
+    Each message carries its ledger hash, as the run that stores a message writes it.
+    """
     rng = random.Random(seed)
     items = history(rng, count)
     session = store.sessions.create(agent_id, owner_id, f"bench {count}")
     rows = [
-        {"id": uuid.uuid4(), "tenant_id": store.tenant_id, "session_id": session.id, "seq": seq, **m}
+        {
+            "id": uuid.uuid4(),
+            "tenant_id": store.tenant_id,
+            "session_id": session.id,
+            "seq": seq,
+            "content_hash": stored_hash(m["role"], m["content"]),
+            **m,
+        }
         | stored_estimate(m)
         for seq, m in enumerate(items, start=1)
     ]

@@ -185,6 +185,7 @@ document.addEventListener("alpine:init", () => {
           added.push(...data.added);
         }
         await this.reload();
+        this.$dispatch("context-saved"); // the Optimize card reads its suggestions again
         this.added = added;
         this.notice = added.length ? `Saved. The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "Saved.";
       } catch (error) {

@@ -209,6 +209,11 @@ EXAMPLES = [
     Example("GET", f"{SESSION}/runs", "/v1/sessions/{session}/runs", 200, shows="{run}", paged="cursor"),
     Example("GET", "/v1/runs/<uuid:run_id>", "/v1/runs/{run}", 200, shows="{run}"),
     Example("GET", f"{SESSION}/context", "/v1/sessions/{session}/context", 200, shows="{session}"),
+    Example("GET", f"{SESSION}/calls", "/v1/sessions/{session}/calls", 200, shows="{call}", paged="cursor"),
+    Example(
+        "GET", f"{SESSION}/calls/<uuid:call_id>", "/v1/sessions/{session}/calls/{call}", 200, shows="{call}"
+    ),
+    Example("GET", f"{SESSION}/context/diff", "/v1/sessions/{session}/context/diff", 200, shows="{call}"),
     Example(
         "POST",
         f"{SESSION}/context/try",
@@ -217,6 +222,22 @@ EXAMPLES = [
         {"exclude": ["message:2"], "message": "and now?"},
         action="context.try",
         bad={"wrong_type": {"exclude": "message:2"}, "out_of_range": {"message": ""}},
+    ),
+    Example(
+        "GET",
+        f"{SESSION}/context/suggestions",
+        "/v1/sessions/{session}/context/suggestions",
+        200,
+        shows="{session}",
+    ),
+    Example(
+        "POST",
+        f"{SESSION}/compact",
+        "/v1/sessions/{session}/compact",
+        200,
+        {"instructions": "keep the decisions"},
+        action="session.compact",
+        bad={"wrong_type": {"instructions": 5}, "out_of_range": {"instructions": "x" * 2_001}},
     ),
     Example("GET", f"{SESSION}/context-overrides", "/v1/sessions/{session}/context-overrides", 200),
     Example(

@@ -187,3 +187,29 @@ def test_rows_read_after_compaction_do_not_grow_with_the_messages_before_the_sum
     assert short == long
     history = [n for statement, n in long if "FROM messages" in statement and "seq >" in statement]
     assert history == [20]  # the messages after the summary, read once
+
+
+def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
+    # Two model calls (the tool call, then the answer to its result).
+    body = {"content": '/tool ls {"path": "/"}'}
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
+
+    writes = [s for s in sent if "INSERT INTO model_calls" in s]
+    assert len(writes) == 2  # one ledger row per call…
+    assert all(
+        "INSERT INTO usage_records" in s for s in writes
+    )  # …in the statement that writes its usage row
+    assert sum("INSERT INTO usage_records" in s for s in sent) == 2  # no usage statement of its own any more
+    reads = [s for s in sent if "FROM model_calls" in s and "INSERT" not in s]
+    assert len(reads) == 1  # the run's lineage, read once: at most one statement more per call
+
+
+def test_suggestions_send_the_same_statements_for_10_and_1000_messages_as_many_as_an_inspect(acme, sessions):
+    inspect = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context"))
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context/suggestions"))
+
+    # the inspect's own usage.last_call is not read; the agent's tool usage is, in one statement
+    assert len(sent) == len(inspect)
+    assert sum("jsonb_array_elements" in s for s in sent) == 1

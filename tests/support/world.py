@@ -30,6 +30,7 @@ class World:
     other_session: str
     run: str
     messages: tuple[str, ...]
+    calls: tuple[str, ...]
     key: str
     users: dict[str, str]
     keys: tuple[str, ...]
@@ -44,17 +45,18 @@ class World:
             "key": self.key,
             "skill": self.skill,
             "message": self.messages[0],
+            "call": self.calls[-1],
             "user": self.users["member2"],
         }
 
     def member_private(self) -> set[str]:
         """Ids only ``member`` (and owners/admins) may see: their session, its history and their keys."""
-        return {self.session, self.other_session, self.run, *self.messages, *self.member_keys}
+        return {self.session, self.other_session, self.run, *self.messages, *self.calls, *self.member_keys}
 
     def all_ids(self) -> set[str]:
         """Every id of the tenant, for 'another tenant never sees them' checks."""
         objects = {self.tenant, self.agent, self.other_agent, self.skill, self.session, self.other_session}
-        return objects | {self.run, *self.messages, self.key, *self.users.values(), *self.keys}
+        return objects | {self.run, *self.messages, *self.calls, self.key, *self.users.values(), *self.keys}
 
 
 def build_world(engine: sa.Engine, tenant: Tenant) -> World:
@@ -74,6 +76,7 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
         _insert_run(conn, store, session.id)
         first = store.messages.append(session.id, "user", [{"type": "text", "text": "hello"}])
         second = store.messages.append(session.id, "assistant", [{"type": "text", "text": "hi"}], run_id)
+        calls = _record_calls(store, session.id, run_id, member)
         spare = store.api_keys.create(member, "spare", generate_key(), 1000)
         keys = conn.execute(
             sa.select(api_keys.c.id, api_keys.c.user_id).where(api_keys.c.tenant_id == store.tenant_id)
@@ -88,11 +91,34 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
         other_session=str(other_session.id),
         run=str(run_id),
         messages=(str(first.id), str(second.id)),
+        calls=calls,
         key=str(spare.id),
         users={role: getattr(tenant, role).user_id for role in ("owner", "admin", "member", "member2")},
         keys=tuple(owners),
         member_keys=tuple(key for key, user in owners.items() if user == member),
     )
+
+
+def _record_calls(
+    store: TenantStore, session_id: uuid.UUID, run_id: uuid.UUID, user_id: uuid.UUID
+) -> tuple[str, str]:
+    """Two ledger entries of the run (the second built on the first), as the gateway writes them.
+
+    They are a year old, so this month's usage totals (which other cases pin) leave them out.
+    """
+    made: list[uuid.UUID] = []
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(days=365)
+    for seq in (1, 2):
+        usage = {"user_id": user_id, "session_id": session_id, "run_id": run_id, "purpose": "run"}
+        usage |= {"provider": "offline", "model": "echo", "input_tokens": 5, "output_tokens": 1}
+        usage |= {"cache_read_tokens": 0, "cache_write_tokens": 0, "estimated_input_tokens": 5}
+        usage |= {"created_at": now}
+        call = {"session_id": session_id, "run_id": run_id, "purpose": "run", "model": "offline/echo"}
+        call |= {"started_at": now - dt.timedelta(minutes=3 - seq), "duration_ms": 10}
+        call |= {"base_id": made[-1] if made else None, "prefix_parts": seq - 1, "breakpoints": [seq - 1]}
+        call |= {"tail": [[f"message:{seq}", f"{seq}" * 32, 5]], "parts_count": seq, "expected_cache_read": 0}
+        made.append(store.model_calls.record(usage, call))
+    return str(made[0]), str(made[1])
 
 
 def _insert_run(conn: sa.Connection, store: TenantStore, session_id: uuid.UUID) -> uuid.UUID:

@@ -40,6 +40,7 @@ CHAT_SPAN_ATTRIBUTES = (
     names.CONTEXT_OVERRIDES,
     names.CONTEXT_EXCLUDED_TOKENS,
     names.CONTEXT_TRY,
+    names.CACHE_EXPECTED_READ_TOKENS,
 )
 # The inspect span carries these.
 INSPECT_SPAN_ATTRIBUTES = (
@@ -128,6 +129,7 @@ def test_phoenix_shows_the_runs_chat_spans_with_the_active_overrides(traced: lis
         assert span["attributes"][names.GEN_AI_PROVIDER_NAME] == "anthropic"
         assert span["attributes"][names.CONTEXT_TRY] is False
         assert span["span_kind"] == "LLM", "Phoenix recognises a GenAI chat span"
+    assert first["attributes"][names.CACHE_MISS_REASON] == "first_call"
     assert first["attributes"][names.CONTEXT_OVERRIDES] == 0
     assert first["attributes"][names.CONTEXT_EXCLUDED_TOKENS] == 0
     assert second["attributes"][names.CONTEXT_OVERRIDES] == 1

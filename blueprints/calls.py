@@ -1,0 +1,162 @@
+"""The call ledger: ``GET /v1/sessions/{id}/calls[/{call_id}]`` and ``GET …/context/diff``."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from flask.views import MethodView
+from marshmallow import Schema, ValidationError, fields
+
+from blueprints.common import error_response, page_of, paged
+from blueprints.context import session_assembly
+from hango import tenancy
+from hango.agent.call_diff import diff
+from hango.agent.call_views import call_parts, last_of_conversation, session_calls
+from hango.agent.ledger import sent_call
+from hango.api import Blueprint
+from hango.errors import NotFound
+from hango.store.pages import Page
+from hango.store.usage import TOKEN_COLUMNS
+
+blp = Blueprint("calls", __name__, url_prefix="/v1/sessions/<uuid:session_id>", description="The call ledger")
+NOT_FOUND = "`not_found`: no such session (or not the caller's), or no such call in it."
+
+
+class CallUsageSchema(Schema):
+    input_tokens = fields.Integer()
+    output_tokens = fields.Integer()
+    cache_read_tokens = fields.Integer()
+    cache_write_tokens = fields.Integer()
+
+
+class CallCacheSchema(Schema):
+    expected_read_tokens = fields.Integer(metadata={"description": "what the call should have read"})
+    reported_read_tokens = fields.Integer(metadata={"description": "what the provider reported"})
+    miss_reason = fields.String(
+        allow_none=True,
+        metadata={"description": "prefix_changed, expired, below_minimum, first_call or unexplained"},
+    )
+    miss_part = fields.String(allow_none=True, metadata={"description": "the first changed part"})
+    miss_cause = fields.String(allow_none=True, metadata={"description": "why that part changed"})
+
+
+class CallSchema(Schema):
+    id = fields.UUID()
+    purpose = fields.String()
+    run_id = fields.UUID(allow_none=True)
+    model = fields.String()
+    started_at = fields.DateTime()
+    duration_ms = fields.Integer()
+    usage = fields.Nested(CallUsageSchema)
+    estimated_input_tokens = fields.Integer(allow_none=True)
+    parts_count = fields.Integer()
+    cache = fields.Nested(CallCacheSchema)
+
+
+class CallPartSchema(Schema):
+    id = fields.String()
+    kind = fields.String()
+    label = fields.String()
+    tokens = fields.Integer()
+    preview = fields.String(allow_none=True, metadata={"description": "null when changed_since_call"})
+    hash = fields.String()
+    cache_breakpoint = fields.Boolean()
+    changed_since_call = fields.Boolean()
+
+
+class CallDetailSchema(CallSchema):
+    parts = fields.List(fields.Nested(CallPartSchema))
+
+
+CallPageSchema = page_of(CallSchema, "CallPage")
+
+
+def _call_or(keyword: str):
+    def check(value: str) -> None:
+        if value != keyword:
+            try:
+                uuid.UUID(value)
+            except ValueError:
+                raise ValidationError(f"expected a call id or {keyword!r}") from None
+
+    return check
+
+
+class DiffArgsSchema(Schema):
+    from_ = fields.String(
+        data_key="from",
+        load_default="last",
+        validate=_call_or("last"),
+        metadata={"description": "a call id or `last`"},
+    )
+    to = fields.String(
+        load_default="next", validate=_call_or("next"), metadata={"description": "a call id or `next`"}
+    )
+
+
+def call_view(row: sa.Row) -> dict[str, Any]:
+    """One ledger row with its usage, as the API shows it."""
+    return {
+        **{name: row._mapping[name] for name in ("id", "purpose", "run_id", "model", "started_at")},
+        "duration_ms": row.duration_ms,
+        "usage": {name: row._mapping[name] for name in TOKEN_COLUMNS},
+        "estimated_input_tokens": row.estimated_input_tokens,
+        "parts_count": row.parts_count,
+        "cache": {
+            "expected_read_tokens": row.expected_cache_read,
+            "reported_read_tokens": row.cache_read_tokens,
+            "miss_reason": row.miss_reason,
+            "miss_part": row.miss_part,
+            "miss_cause": row.miss_cause,
+        },
+    }
+
+
+@blp.route("/calls")
+class CallList(MethodView):
+    @paged(blp)
+    @blp.response(200, CallPageSchema)
+    @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
+    def get(self, args: dict, session_id: uuid.UUID) -> Page:
+        """The session's model calls, newest first: purpose, usage, estimate and cache verdict."""
+        found = tenancy.store().model_calls.page(session_id, args["cursor"], args["limit"])
+        return Page([call_view(row) for row in found.items], found.next_cursor)
+
+
+@blp.route("/calls/<uuid:call_id>")
+class CallItem(MethodView):
+    @blp.response(200, CallDetailSchema)
+    @error_response(blp, 404, NOT_FOUND)
+    def get(self, session_id: uuid.UUID, call_id: uuid.UUID) -> dict[str, Any]:
+        """One call's parts as it sent them, shown from current sources where those still match."""
+        store = tenancy.store()
+        row = store.model_calls.get(session_id, call_id)
+        if row is None:
+            raise NotFound("no such call in this session")
+        _, calls = session_calls(store, session_id)
+        return {**call_view(row), "parts": call_parts(calls[call_id], session_assembly())}
+
+
+@blp.route("/context/diff")
+class ContextDiff(MethodView):
+    @blp.arguments(DiffArgsSchema, location="query")
+    @blp.response(200)
+    @error_response(blp, 404, NOT_FOUND + " `from=last` on a session with no run or try call.")
+    @error_response(blp, 422, "`invalid`: `from` or `to` is neither a call id nor its keyword.")
+    def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
+        """What changed between two calls (or the last call and the next), and the first difference's cause."""
+        rows, calls = session_calls(tenancy.store(), session_id)
+        earlier = last_of_conversation(rows) if args["from_"] == "last" else uuid.UUID(args["from_"])
+        if earlier not in calls:
+            raise NotFound("no such call in this session")
+        assembly = session_assembly()
+        if args["to"] == "next":
+            later = sent_call(assembly.captured)
+        elif uuid.UUID(args["to"]) in calls:
+            later = calls[uuid.UUID(args["to"])]
+        else:
+            raise NotFound("no such call in this session")
+        body = diff(calls[earlier], later, assembly.state.overrides)
+        return {"from": str(earlier), "to": args["to"], **body}

@@ -1,0 +1,157 @@
+"""Cache verdicts: what a call should have read from the provider's prompt cache, and why it did not.
+
+The provider caches the prefix of a request up to each breakpoint it carries,
+for a lifetime refreshed by every use, and only when that prefix is at least a
+minimum length. So a call can read the longest prefix it shares with the
+previous call of its lineage that ends on one of that call's breakpoints, if
+the previous call is recent enough and the prefix long enough. The verdict
+compares that expectation with what the provider reported:
+
+- ``first_call``: nothing was sent before in the lineage;
+- ``expired``: the previous call is older than the cache lifetime;
+- ``below_minimum``: every shared cached prefix is shorter than the provider caches;
+- ``prefix_changed``: the prefix broke before the previous call's last breakpoint
+  (the verdict names the first changed part and its cause);
+- ``unexplained``: the provider reported fewer cached tokens than expected.
+
+The lifetimes and minimums are per provider (``HANGO_CACHE_RULES``), with
+Anthropic's documented values as defaults: 5 minutes, and 1,024 tokens for
+most models (2,048 for Sonnet 4.6 and the Haiku 3 family, 4,096 for Opus 4.5+
+and Haiku 4.5).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import re
+from dataclasses import dataclass, replace
+
+from hango.agent.call_diff import first_difference
+from hango.agent.ledger import Previous, SentCall, common_prefix
+from hango.agent.overrides import Overrides
+from hango.agent.parts import PartID
+
+MISS_REASONS = ("prefix_changed", "expired", "below_minimum", "first_call", "unexplained")
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """How one provider caches prompts: whether, for how long, and from which prefix length."""
+
+    enabled: bool = True
+    ttl_seconds: float = 300.0
+    minimum_tokens: int = 1024
+    # (pattern searched in the bare model name, minimum); the first match wins.
+    minimums: tuple[tuple[str, int], ...] = ()
+
+    def minimum_for(self, model: str) -> int:
+        for pattern, tokens in self.minimums:
+            if re.search(pattern, model):
+                return tokens
+        return self.minimum_tokens
+
+
+ANTHROPIC = CacheRules(
+    minimums=(
+        (r"opus-4-[5-9]|haiku-4-5", 4096),
+        (r"sonnet-4-[6-9]", 2048),
+        (r"haiku-3|3-5-haiku|3-haiku", 2048),
+    )
+)
+DEFAULT_RULES: dict[str, CacheRules] = {
+    "anthropic": ANTHROPIC,
+    # OpenAI caches prefixes of 1,024 tokens and more on its own, for minutes of inactivity.
+    "openai": CacheRules(),
+    "offline": CacheRules(enabled=False),
+}
+
+
+@functools.cache
+def rules_for(provider: str, configured: str | None = None) -> CacheRules:
+    """``provider``'s rules: the defaults, with ``HANGO_CACHE_RULES`` (JSON by provider) on top."""
+    rules = DEFAULT_RULES.get(provider, CacheRules(enabled=False))
+    changes = json.loads(configured).get(provider, {}) if configured else {}
+    if "minimums" in changes:
+        changes["minimums"] = tuple(tuple(pair) for pair in changes["minimums"])
+    return replace(rules, **changes)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    expected_read_tokens: int
+    miss_reason: str | None = None
+    miss_part: PartID | None = None
+    miss_cause: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "expected_read_tokens": self.expected_read_tokens,
+            "miss_reason": self.miss_reason,
+            "miss_part": self.miss_part,
+            "miss_cause": self.miss_cause,
+        }
+
+
+NO_CACHE = Verdict(0)
+
+
+def judge(
+    previous: Previous | None,
+    call: SentCall,
+    *,
+    started_at: dt.datetime,
+    rules: CacheRules,
+    model: str,
+    overrides: Overrides,
+    reported: int | None = None,
+) -> Verdict:
+    """The verdict on ``call`` (``reported``: the provider's cache-read tokens, None before sending).
+
+    A provider that read more than expected found a prefix the lineage does not know (another
+    session of the same agent wrote it): that is no miss.
+    """
+    verdict = _expect(
+        previous,
+        call,
+        started_at=started_at,
+        rules=rules,
+        model=model,
+        overrides=overrides,
+        reported=reported,
+    )
+    if reported is not None and reported > verdict.expected_read_tokens:
+        return Verdict(verdict.expected_read_tokens)
+    return verdict
+
+
+def _expect(
+    previous: Previous | None,
+    call: SentCall,
+    *,
+    started_at: dt.datetime,
+    rules: CacheRules,
+    model: str,
+    overrides: Overrides,
+    reported: int | None,
+) -> Verdict:
+    if not rules.enabled:
+        return NO_CACHE
+    if previous is None:
+        return Verdict(0, "first_call")
+    if (started_at - previous.ended_at).total_seconds() > rules.ttl_seconds:
+        return Verdict(0, "expired")
+    shared = common_prefix(previous.call.parts, call.parts)
+    minimum = rules.minimum_for(model)
+    reachable = [b for b in previous.call.breakpoints if b < shared]
+    cacheable = [call.tokens_through(b) for b in reachable]
+    expected = max((t for t in cacheable if t >= minimum), default=0)
+    if reported is not None and reported < expected:
+        return Verdict(expected, "unexplained")
+    if previous.call.breakpoints and max(previous.call.breakpoints) >= shared:
+        difference = first_difference(previous.call, call, overrides)
+        return Verdict(expected, "prefix_changed", difference.part, difference.cause)
+    if cacheable and expected == 0:
+        return Verdict(0, "below_minimum")
+    return Verdict(expected)

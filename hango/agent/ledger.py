@@ -1,0 +1,201 @@
+"""The call ledger: what one model call sent, as part ids, content hashes and estimates, never content.
+
+A call's parts are listed in the order a provider's prompt cache reads them:
+tools, then system blocks, then messages. Each part is hashed as hango sent it
+(after overrides, without the cache marks), so a later reader can tell whether
+the part's source still holds the same content without the ledger keeping a
+copy. The hash is SHA-256 (32 hex digits) of the part's fields joined by NUL:
+``system, text`` for a system block; ``tool, name, description, schema`` for a
+tool; the role, then per block ``text, <text>``, ``tool_use, <id>, <name>,
+<input>`` or ``tool_result, <tool_use_id>, <content>, ok|error`` for a message
+(JSON values in sorted, compact JSON). No hashed text holds a NUL: PostgreSQL
+stores none, and model answers are made NUL-free before anything uses them.
+Joining fields costs a fifth of serializing whole messages to sorted JSON, and a
+stored message is hashed once, by the run that stores it (``messages.content_hash``,
+remembered with the loaded message); older rows are hashed when sent.
+
+Successive calls of a session share long prefixes, so a call is stored as a
+delta against its **base** (the previous call of its lineage): how many leading
+parts it shares with the base, and the parts after them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from hango.agent.draft import Draft
+from hango.agent.estimator import MessageMemo, estimate_block, estimate_message, estimate_tool
+from hango.agent.parts import PartID, tool_part
+from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
+
+if TYPE_CHECKING:
+    from hango.store.model_calls import ModelCalls
+
+HASH_CHARS = 32
+# The calls whose prefix a call of each purpose may share, and so is stored against.
+LINEAGES: dict[str, tuple[str, ...]] = {
+    "run": ("run",),
+    "context_try": ("run", "context_try"),
+    "subagent": ("subagent",),
+    "summarize": ("summarize",),
+}
+_HASHES = MessageMemo()
+
+
+class SentPart(NamedTuple):
+    """One part as sent (a tuple, so comparing long prefixes of parts runs in C)."""
+
+    part: PartID
+    hash: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SentCall:
+    """The ordered parts one call sent, and the indexes of the parts that carried a cache breakpoint."""
+
+    parts: tuple[SentPart, ...]
+    breakpoints: tuple[int, ...]
+
+    def tokens_through(self, index: int) -> int:
+        """The estimated tokens of the parts up to and including ``index``."""
+        return sum(p.tokens for p in self.parts[: index + 1])
+
+
+def fields_hash(fields: Sequence[str]) -> str:
+    """The hash of a part's fields."""
+    return hashlib.sha256("\x00".join(fields).encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def tool_hash(tool: ToolDef) -> str:
+    return _HASHES.get(tool, lambda t: fields_hash(("tool", t.name, t.description, _json(t.input_schema))))
+
+
+def block_hash(block: Block) -> str:
+    return fields_hash(("system", block.text))
+
+
+def message_hash(message: Message) -> str:
+    """A message's hash, remembered per message object (a run re-sends its history every turn)."""
+    return _HASHES.get(message, _message_hash)
+
+
+def stored_hash(role: str, content: list[dict[str, Any]]) -> str:
+    """The hash of a message about to be stored (``content`` as stored blocks)."""
+    return _message_hash(message_from_dict({"role": role, "content": content}))
+
+
+def remember_hash(message: Message, digest: str) -> None:
+    """Remember ``message``'s hash as stored with it, so it is not computed again."""
+    _HASHES.put(message, digest)
+
+
+def _message_hash(message: Message) -> str:
+    fields = [message.role]
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            fields += ("text", block.text)
+        elif isinstance(block, ToolUseBlock):
+            fields += ("tool_use", block.id, block.name, _json(block.input))
+        else:
+            fields += ("tool_result", block.tool_use_id, block.content, "error" if block.is_error else "ok")
+    return fields_hash(fields)
+
+
+def sent_call(draft: Draft) -> SentCall:
+    """The ledger's view of ``draft`` as it goes to the provider: tools, system blocks, messages."""
+    parts = [SentPart(tool_part(t.name), tool_hash(t), estimate_tool(t)) for t in draft.tools]
+    marks = []
+    for sourced in draft.system:
+        if sourced.block.cache_control:
+            marks.append(len(parts))
+        parts.append(SentPart(sourced.part, block_hash(sourced.block), estimate_block(sourced.block)))
+    for sourced in draft.messages:
+        if sourced.message.cache_control:
+            marks.append(len(parts))
+        message = sourced.message
+        parts.append(SentPart(sourced.part, message_hash(message), estimate_message(message)))
+    return SentCall(tuple(parts), tuple(marks))
+
+
+def common_prefix(a: Sequence[SentPart], b: Sequence[SentPart]) -> int:
+    """How many leading parts ``a`` and ``b`` share (same id, same hash)."""
+    shortest = min(len(a), len(b))
+    if tuple(a[:shortest]) == tuple(b[:shortest]):  # the usual case, compared in C: a call extends the last
+        return shortest
+    for index, (left, right) in enumerate(zip(a, b, strict=False)):
+        if left.part != right.part or left.hash != right.hash:
+            return index
+    return shortest
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What a ledger row stores: the parts shared with the base, and the rest."""
+
+    prefix_parts: int
+    tail: list[list[Any]]
+
+
+def delta(base: SentCall | None, call: SentCall) -> Delta:
+    """``call`` as a delta against ``base`` (the whole call when there is no base)."""
+    shared = common_prefix(base.parts, call.parts) if base is not None else 0
+    return Delta(shared, [[p.part, p.hash, p.tokens] for p in call.parts[shared:]])
+
+
+def rebuild(rows: Iterable[Any]) -> dict[uuid.UUID, SentCall]:
+    """Every row's whole call, from rows with ``id``, ``base_id``, ``prefix_parts``, ``tail``, ``breakpoints``.
+
+    A row's base is another row of ``rows`` (its lineage); rows come oldest first, so a
+    base is always rebuilt before the rows built on it.
+    """
+    calls: dict[uuid.UUID, SentCall] = {}
+    for row in rows:
+        base = calls[row.base_id].parts[: row.prefix_parts] if row.base_id is not None else ()
+        tail = tuple(map(SentPart._make, row.tail))
+        calls[row.id] = SentCall(base + tail, tuple(row.breakpoints))
+    return calls
+
+
+@dataclass
+class Lineage:
+    """The previous call of one gateway's lineage: read from the ledger once, then followed in memory."""
+
+    loaded: bool = False
+    base_id: uuid.UUID | None = None
+    previous: Previous | None = None
+
+    def load(self, calls: ModelCalls, session_id: uuid.UUID, purpose: str) -> None:
+        """Rebuild the lineage's latest call from the session's ledger rows (one query)."""
+        rows = calls.lineage(session_id, LINEAGES[purpose])
+        self.loaded = True
+        if rows:
+            last = rows[-1]
+            ended = last.started_at + dt.timedelta(milliseconds=last.duration_ms)
+            self.advance(last.id, rebuild(rows)[last.id], ended)
+
+    def advance(self, call_id: uuid.UUID, call: SentCall, ended_at: dt.datetime) -> None:
+        """``call`` is the lineage's newest now: the base of the next one."""
+        self.base_id = call_id
+        self.previous = Previous(call, ended_at)
+
+    def delta(self, call: SentCall) -> Delta:
+        return delta(self.previous.call if self.previous else None, call)
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The previous call of a lineage, as the cache verdict needs it."""
+
+    call: SentCall
+    ended_at: dt.datetime
