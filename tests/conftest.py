@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import sqlalchemy as sa
 from flask import Flask
+from hypothesis import HealthCheck, settings
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -27,6 +28,13 @@ from tests.support.provider_env import clear_provider_env
 from tests.support.server import gunicorn_server
 
 TEST_RATE_LIMIT = 100_000
+
+# Property tests judge behaviour, never speed: on a loaded 2-core machine one example may
+# take seconds, so Hypothesis's per-example deadline and its too-slow checks are off.
+settings.register_profile(
+    "hango", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("hango")
 SPANS = InMemorySpanExporter()
 METRICS = InMemoryMetricReader()
 
