@@ -205,7 +205,9 @@ def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
     assert len(reads) == 1  # the run's lineage, read once: at most one statement more per call
 
 
-def test_suggestions_send_the_same_statements_for_10_and_1000_messages_no_more_than_an_inspect(acme, sessions):
+def test_suggestions_send_the_same_statements_for_10_and_1000_messages_no_more_than_an_inspect(
+    acme, sessions
+):
     inspect = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context"))
 
     sent = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context/suggestions"))
