@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -82,11 +83,28 @@ def engine(database_url: str) -> Iterator[sa.Engine]:
     engine.dispose()
 
 
+DEADLOCK = "40P01"
+TRUNCATE_TRIES = 10
+
+
 def empty_tables(engine: sa.Engine) -> None:
-    """Truncate every table."""
+    """Truncate every table.
+
+    A request a live server is still answering for the test that just ended (a page's last
+    fetch) can hold a table the truncate needs while waiting for one it has taken; PostgreSQL
+    then ends the truncate as a deadlock's victim. The request finishes either way, so the
+    truncate is tried again (bounded) rather than leaving rows for the next test.
+    """
     names = ", ".join(t.name for t in metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"truncate {names} cascade"))
+    for attempt in range(TRUNCATE_TRIES):
+        try:
+            with engine.begin() as conn:
+                conn.execute(sa.text(f"truncate {names} cascade"))
+            return
+        except sa.exc.OperationalError as exc:
+            if getattr(exc.orig, "pgcode", None) != DEADLOCK or attempt == TRUNCATE_TRIES - 1:
+                raise
+            time.sleep(0.5)
 
 
 @pytest.fixture
