@@ -51,12 +51,12 @@ KINDS = ("superseded_result", "duplicate_result", "large_old_result", "unused_to
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The documented knobs (``HANGO_SUGGEST_*``) of the rules."""
+    """The documented knobs (``HANGO_SUGGEST_*``) of the rules; their defaults live in ``Config``."""
 
-    large_result_tokens: int = 1_000
-    old_turns: int = 10
-    tool_window: int = 500
-    tool_min_answers: int = 50
+    large_result_tokens: int
+    old_turns: int
+    tool_window: int
+    tool_min_answers: int
 
     @classmethod
     def from_config(cls, config: Config) -> Thresholds:
