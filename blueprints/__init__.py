@@ -1,7 +1,8 @@
 """Every blueprint of the app, registered from these two lists.
 
-``context_try`` adds its route to ``context.blp`` (one API area, one OpenAPI tag), so it is
-imported here for that and has no blueprint of its own.
+``context_try`` and ``suggestions`` add their routes to ``context.blp`` and ``compact`` to
+``sessions.blp`` (one API area, one OpenAPI tag), so they are imported here for that and have
+no blueprint of their own.
 """
 
 from blueprints import (
@@ -11,6 +12,7 @@ from blueprints import (
     audit,
     calls,
     chat,
+    compact,  # noqa: F401 (adds its route to sessions.blp)
     context,
     context_try,  # noqa: F401 (adds its route to context.blp)
     health,
@@ -22,6 +24,7 @@ from blueprints import (
     runs,
     sessions,
     skills,
+    suggestions,  # noqa: F401 (adds its route to context.blp)
     tenant,
     usage,
 )

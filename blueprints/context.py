@@ -22,6 +22,7 @@ from hango.agent.inspect import Assembly, inspect_session
 from hango.agent.overrides import REPLACE
 from hango.agent.parts import MalformedPart, kind_of, tool_part
 from hango.agent.snapshot import Snapshot, build_snapshot
+from hango.agent.suggestions import compaction_preview
 from hango.api import Blueprint
 from hango.errors import NotFound, Unprocessable
 from hango.messages import block_to_dict, message_to_dict
@@ -44,6 +45,11 @@ class InspectArgsSchema(Schema):
             "description": "`parts` (the inspect response), `request` (the provider-neutral request), or "
             "`anthropic` / `openai`: the exact JSON body that provider's adapter POSTs for the next call"
         },
+    )
+    compaction = fields.String(
+        load_default=None,
+        validate=validate.OneOf(["preview"]),
+        metadata={"description": "`preview`: say what a compaction would do even below the trigger"},
     )
 
 
@@ -174,4 +180,10 @@ class Context(MethodView):
             if recent.reported is None
             else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
             "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
+            **_compaction(assembly, snapshot.would_compact or args["compaction"] == "preview"),
         }
+
+
+def _compaction(assembly: Assembly, wanted: bool) -> dict[str, Any]:
+    """``compaction``: what the summarization slot would summarize and keep (no summarizer is called)."""
+    return {"compaction": compaction_preview(assembly)} if wanted else {}

@@ -43,6 +43,12 @@ class PartSchema(Schema):
     stale = fields.Boolean(required=True)
     cached_prefix = fields.Boolean(required=True)
     cache_loss_tokens = fields.Integer(required=True)
+    role = fields.String(
+        required=True, allow_none=True, metadata={"description": "a message's (or the summary's) role"}
+    )
+    tools = fields.List(
+        fields.String(), required=True, metadata={"description": "the tools it defines, calls or answers"}
+    )
 
 
 class GroupTotalSchema(Schema):
@@ -99,11 +105,11 @@ class InspectSchema(Schema):
     totals = fields.Nested(TotalsSchema, required=True, metadata={"description": "per group, estimates"})
     context_window = fields.Integer(required=True)
     compact_at = fields.Integer(required=True)
-    max_tokens = fields.Integer(
-        required=True, metadata={"description": "the output reserve of the next call"}
+    output_reserve = fields.Integer(
+        required=True, metadata={"description": "the next call's `max_tokens`: room kept for the answer"}
     )
     free = fields.Integer(
-        required=True, metadata={"description": "context_window - total_after - max_tokens"}
+        required=True, metadata={"description": "context_window - total_after - output_reserve"}
     )
     free_before_compaction = fields.Integer(
         required=True, metadata={"description": "tokens left until compact_at"}
@@ -123,6 +129,11 @@ class InspectSchema(Schema):
     system = fields.List(fields.Nested(PartSchema), required=True)
     tools = fields.List(fields.Nested(PartSchema), required=True)
     messages = fields.List(fields.Nested(PartSchema), required=True)
+    compaction = fields.Dict(
+        metadata={
+            "description": "when the next call compacts (or `compaction=preview`): what it would summarize"
+        }
+    )
 
 
 class FullPartSchema(Schema):

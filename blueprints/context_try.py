@@ -1,8 +1,9 @@
 """Try: ``POST /v1/sessions/{id}/context/try`` — one model call with parts removed, session untouched.
 
-The provider call runs in the app's try pool (``hango/try_pool.py``) with
-``HANGO_CONTEXT_TRY_TIMEOUT`` (and the same timeout on the SDK call, so an
-abandoned call ends): timeout → 504, pool full → 503 with ``Retry-After``.
+The provider call runs in the app's try pool (``hango/try_pool.py``) with a
+deadline ``HANGO_CONTEXT_TRY_TIMEOUT`` away, which the SDK call carries too (the
+time left to it), so an abandoned call ends: timeout → 504, pool full → 503 with
+``Retry-After``.
 """
 
 from __future__ import annotations
@@ -95,9 +96,10 @@ class ContextTry(MethodView):
         db.commit()  # nothing of this request's own is written; free its connection during the call
         gateway = Gateway(deps, state, config.context_try_timeout)
         started = time.monotonic()
+        state.deadline = started + config.context_try_timeout  # the gateway gives the SDK call what is left
         outcome = "error"
         try:
-            response = try_pool.run(lambda: trying.send(chain, state, gateway), config.context_try_timeout)
+            response = try_pool.run(lambda: trying.send(chain, state, gateway), state.deadline)
             outcome = "ok"
         except HangoError as exc:
             outcome = exc.code

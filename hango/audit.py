@@ -23,6 +23,7 @@ ACTIONS: tuple[str, ...] = (
     "run.create",
     "context.override",
     "context.try",
+    "session.compact",
 )
 
 

@@ -82,6 +82,8 @@ TABLE: dict[tuple[str, str], str] = {
     ("GET", f"{SESSION}/calls"): "session",
     ("GET", f"{SESSION}/calls/<uuid:call_id>"): "session",
     ("GET", f"{SESSION}/context/diff"): "session",
+    ("GET", f"{SESSION}/context/suggestions"): "session",
+    ("POST", f"{SESSION}/compact"): "session",
     ("GET", f"{SESSION}/context-overrides"): "session",
     ("PUT", f"{SESSION}/context-overrides"): "session",
     ("GET", f"{AGENT}/context-overrides"): "agent:read",

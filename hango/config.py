@@ -22,6 +22,10 @@ class Config:
     context_try_timeout: float = 120.0
     token_count_timeout: float = 5.0
     compact_trigger: float = 0.8
+    suggest_large_result_tokens: int = 1_000
+    suggest_old_turns: int = 10
+    suggest_tool_window: int = 500
+    suggest_tool_min_answers: int = 50
     max_turns: int = 12
     default_rate_limit: int = 600
     auth_failure_limit: int = 20
@@ -63,6 +67,10 @@ _ENV = {
     "context_try_timeout": "HANGO_CONTEXT_TRY_TIMEOUT",
     "token_count_timeout": "HANGO_TOKEN_COUNT_TIMEOUT",
     "compact_trigger": "HANGO_COMPACT_TRIGGER",
+    "suggest_large_result_tokens": "HANGO_SUGGEST_LARGE_RESULT_TOKENS",
+    "suggest_old_turns": "HANGO_SUGGEST_OLD_TURNS",
+    "suggest_tool_window": "HANGO_SUGGEST_TOOL_WINDOW",
+    "suggest_tool_min_answers": "HANGO_SUGGEST_TOOL_MIN_ANSWERS",
     "max_turns": "HANGO_MAX_TURNS",
     "default_rate_limit": "HANGO_DEFAULT_RATE_LIMIT",
     "auth_failure_limit": "HANGO_AUTH_FAILURE_LIMIT",

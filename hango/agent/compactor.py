@@ -20,8 +20,10 @@ SUMMARIZER_PROMPT = (
     "the user's goals, decisions made, facts learned, files touched, tool results that still matter, and "
     "open questions. Be concise and specific; keep names, numbers and paths exact."
 )
+FOCUS_PREFIX = "The user asked this summary to follow these instructions:\n"
 SUMMARY_MAX_TOKENS = 1024
 SUMMARIZER = system_part("summarizer")
+SUMMARIZER_FOCUS = system_part("summarizer_focus")
 
 
 def summary_max_tokens(state: RunState) -> int:
@@ -33,14 +35,20 @@ def summary_max_tokens(state: RunState) -> int:
 class StoredCompactor:
     deps: Deps
     state: RunState
+    instructions: str | None = None  # compact-now's focus text, from the user
 
     def summarize(self, transcript: str) -> str:
         """One summarizer call billed with purpose ``summarize``."""
         summarizing = replace(self.state, purpose="summarize")
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
+        focus = (
+            (SourcedBlock(SUMMARIZER_FOCUS, Block(FOCUS_PREFIX + self.instructions)),)
+            if self.instructions
+            else ()
+        )
         draft = Draft(
             model=self.state.agent.model,
-            system=(SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT)),),
+            system=(SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT)), *focus),
             tools=(),
             messages=(SourcedMessage(TRANSCRIPT, Message("user", (TextBlock(transcript),))),),
             max_tokens=summary_max_tokens(self.state),

@@ -150,9 +150,9 @@ class Weights:
 
 
 class MessageMemo:
-    """Values computed from immutable messages, kept on each message while it lives.
+    """Values computed from immutable request values (messages, tool definitions), kept on each.
 
-    A value sits in an attribute of the message named for this memo
+    A value sits in an attribute of the object named for this memo
     (one name per memo, so estimators of other weights never share values), not
     in a field: equality, ``repr`` and ``dataclasses.replace`` ignore it, so a
     changed message (always a new object) is computed anew, and the value goes

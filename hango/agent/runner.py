@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from hango import telemetry
 from hango.agent.chain import Chain
@@ -47,17 +49,24 @@ class RunRequest:
 
 def start_run(deps: Deps, tenant_id: uuid.UUID, request: RunRequest) -> RunResult:
     """Run the agent on a new user message; an ``Idempotency-Key`` seen before returns that run."""
-    with deps.engine.connect() as conn:
+    with holding_session(deps.engine, request.session.id) as conn:
         store = TenantStore(conn, tenant_id)
-        _lock_session(conn, request.session.id)
+        previous = _previous_run(store, request)
+        if previous is not None:
+            return previous
+        return _Run(deps, conn, store, request).execute()
+
+
+@contextmanager
+def holding_session(engine: Engine, session_id: uuid.UUID) -> Iterator[Connection]:
+    """A connection holding the session's run lock for the block; 409 ``session_busy`` when it is taken."""
+    with engine.connect() as conn:
+        _lock_session(conn, session_id)
         try:
-            previous = _previous_run(store, request)
-            if previous is not None:
-                return previous
-            return _Run(deps, conn, store, request).execute()
+            yield conn
         finally:
             conn.rollback()
-            unlock_session(conn, request.session.id)
+            unlock_session(conn, session_id)
             conn.commit()
 
 
@@ -131,8 +140,7 @@ class _Run:
 
     def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
         for _ in range(self.deps.config.max_turns):
-            if state.time_left(1.0) <= 0:
-                raise GatewayTimeout("the run passed HANGO_RUN_TIMEOUT", code="run_timeout")
+            state.check_deadline()
             try:
                 response = model_phase(self.chain, state, gateway)
             except QuotaExhausted:

@@ -56,6 +56,8 @@ class PartView:
     stale: bool = False
     cached_prefix: bool = False
     cache_loss_tokens: int = 0
+    role: str | None = None  # a message's (or the summary's) role
+    tools: list[str] = field(default_factory=list)  # the tools it defines, calls or answers
 
 
 @dataclass
@@ -69,7 +71,7 @@ class Snapshot:
     would_compact: bool
     context_window: int
     compact_at: int
-    max_tokens: int
+    output_reserve: int
     before: dict[str, int]
 
     def totals(self) -> dict[str, dict[str, int]]:
@@ -90,9 +92,9 @@ class Snapshot:
             "totals": self.totals(),
             "context_window": self.context_window,
             "compact_at": self.compact_at,
-            "max_tokens": self.max_tokens,
+            "output_reserve": self.output_reserve,
             # the answer needs room too: the provider refuses input + max_tokens above the window
-            "free": self.context_window - self.total_after - self.max_tokens,
+            "free": self.context_window - self.total_after - self.output_reserve,
             "free_before_compaction": max(0, self.compact_at - self.total_after),
             "would_compact": self.would_compact,
             **body,
@@ -134,7 +136,7 @@ def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
         would_compact=state.would_compact,
         context_window=state.agent.context_window,
         compact_at=compact_at(state),
-        max_tokens=sent.max_tokens,
+        output_reserve=sent.max_tokens,
         before=_before(system, tools, messages),
     )
 
@@ -163,6 +165,8 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         part, kind, target_of(part), label_of(part), cut.text, cut.truncated, sent_tokens, sent is not None
     )
     view.original_tokens = tokens  # kept by ``_mark_override`` on replaced parts only
+    if kind == "tool":
+        view.tools = [label_of(part)]
     return view
 
 
@@ -183,6 +187,8 @@ def _message_parts(draft: Draft, sent: Draft) -> list[PartView]:
         view = _view(sourced.part, text, tokens, as_sent)
         view.label = message_label(sourced.part, sourced.message, names)
         view.paired_with = pairs.get(sourced.part, [])
+        view.role = sourced.message.role
+        view.tools = tools_of(sourced.message, names)
         views.append(view)
     return views
 
@@ -270,6 +276,17 @@ def message_label(part: PartID, message: Message, tool_names: dict[str, str]) ->
         elif "text" not in kinds:
             kinds.append("text")
     return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
+
+
+def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
+    """The tools a message calls or answers, each once, in order."""
+    found = []
+    for block in message.content:
+        if isinstance(block, ToolUseBlock):
+            found.append(block.name)
+        elif isinstance(block, ToolResultBlock):
+            found.append(tool_names.get(block.tool_use_id, "?"))
+    return list(dict.fromkeys(found))
 
 
 def message_preview(message: Message) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
+from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolUseBlock
 
 
@@ -99,6 +100,8 @@ class RunState:
     overrides: Overrides = field(default_factory=Overrides)
     excluded_tokens: int = 0
     compactor: Compactor | None = None
+    compact_now: bool = False  # compact-now: summarize even below the trigger
+    compacted: Any = None  # the Compaction the summarization slot made, when it made one
 
     @property
     def last_seq(self) -> int:
@@ -116,6 +119,15 @@ class RunState:
         if self.deadline is None:
             return default
         return max(0.0, min(default, self.deadline - time.monotonic()))
+
+    def check_deadline(self) -> None:
+        """Raise 504 ``run_timeout`` once the run's deadline has passed (a no-op without one).
+
+        The run loop calls it before each turn and the tools while they work, so a tool
+        call ends within the run's deadline too.
+        """
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise GatewayTimeout("the run passed HANGO_RUN_TIMEOUT", code="run_timeout")
 
 
 @dataclass(frozen=True)

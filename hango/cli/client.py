@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -108,7 +109,18 @@ def from_env() -> Client:
     key = os.environ.get("HANGO_API_KEY", "").strip()
     if not key:
         raise UsageError("HANGO_API_KEY is not set: create a key with `hango admin bootstrap`")
-    return Client(os.environ.get("HANGO_API_URL") or DEFAULT_API_URL, key)
+    return Client(api_url(os.environ.get("HANGO_API_URL") or DEFAULT_API_URL), key)
+
+
+def api_url(text: str) -> str:
+    """``HANGO_API_URL`` when it is an ``http(s)://host`` URL; a usage error says what is wrong."""
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            f"HANGO_API_URL must start with http:// or https:// and name a host, e.g. {DEFAULT_API_URL} "
+            f"(it is {text!r})"
+        )
+    return text.strip()
 
 
 def run(action: Action, show: Show, args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
+import uuid
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from typing import Any
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
 from hango.cli.context_parts import Overrides, by_route, expand, known_parts, with_pairs
-from hango.cli.context_table import Style, render_full, render_snapshot, render_try
+from hango.cli.context_suggest import render_compaction, render_suggestions
+from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
 INCLUDE_HELP = "parts to send this time although stored overrides leave them out"
@@ -40,6 +41,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     what.add_argument("--full", metavar="PART", help="print one part's whole content")
     what.add_argument(
         "--request", action="store_true", help="print the exact body the agent's provider is sent, as JSON"
+    )
+    rows = show.add_mutually_exclusive_group()
+    rows.add_argument("--all", action="store_true", help="every part (default: a long group's largest)")
+    rows.add_argument("--top", type=positive, metavar="N", help="only the N parts with the most tokens")
+    show.add_argument(
+        "--sort", choices=("order", "tokens"), default="order", help="rows as sent (default) or largest first"
     )
     for name, text, action in (
         ("exclude", "leave parts out of the session's next runs", exclude_parts),
@@ -58,7 +65,35 @@ def register(commands: argparse._SubParsersAction) -> None:
     attempt.add_argument(
         "--include", nargs="+", action="extend", default=[], metavar="PART", help=INCLUDE_HELP
     )
+    attempt.add_argument(
+        "--replace",
+        nargs="+",
+        action="extend",
+        default=[],
+        type=replacement,
+        metavar="PART=TEXT",
+        help="send a part with other text this time, e.g. system:agent='Be terse.'",
+    )
     attempt.add_argument("--message", help="a user message to append for this call")
+    suggest = _command(actions, "suggest", "list parts worth dropping, with what each saves", suggest_parts)
+    suggest.add_argument("--apply", type=int, metavar="N", help="apply suggestion N of the list")
+    compact = _command(actions, "compact", "summarize the session's older messages now", compact_now)
+    compact.add_argument("--instructions", metavar="TEXT", help="what the summary should keep or drop")
+
+
+def positive(text: str) -> int:
+    """A whole number of at least 1 (``--top``)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def replacement(text: str) -> tuple[str, str]:
+    """``PART=TEXT`` as ``(part, text)``: the part id ends at the first ``=``."""
+    part, equals, value = text.partition("=")
+    if not equals or not part:
+        raise argparse.ArgumentTypeError(f"{text!r} is not PART=TEXT, e.g. system:agent='Be terse.'")
+    return part, value
 
 
 def _command(
@@ -66,10 +101,20 @@ def _command(
 ) -> argparse.ArgumentParser:
     """A ``hango context`` action with ``--session`` and ``--json``."""
     parser = actions.add_parser(name, help=text, description=text)
-    parser.add_argument("--session", required=True, help="the session's id")
+    parser.add_argument("--session", required=True, type=session_id, help="the session's id")
     parser.add_argument("--json", action="store_true", help="print the server's JSON answer")
     parser.set_defaults(handler=partial(handle, action))
     return parser
+
+
+def session_id(text: str) -> str:
+    """A session id as the server spells it (a UUID); anything else is a usage error, not a 404."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a session id (a UUID): `hango sessions` lists them"
+        ) from None
 
 
 def handle(action: client.Action, args: argparse.Namespace) -> int:
@@ -109,8 +154,8 @@ def show_lines(result: Any, args: argparse.Namespace) -> list[str]:
         return render_full(result)
     if args.request:
         return [json.dumps(result, indent=2, ensure_ascii=False)]
-    width = shutil.get_terminal_size().columns
-    return render_snapshot(result, width, Style.for_stream(sys.stdout))
+    choice = Choice(every=args.all, top=args.top, order=args.sort)
+    return render_snapshot(result, terminal_width(), Style.for_stream(sys.stdout), choice)
 
 
 class Routes:
@@ -146,6 +191,12 @@ class Routes:
                 "PUT", self.path(route), body=overrides.body(), headers={"If-Match": etag}
             )
         except ApiError as exc:
+            if exc.status == 404 and route == "agent":
+                raise ClientError(
+                    f"you may not change agent {self.snapshot['agent_id']}: system and tool parts are the "
+                    "agent's, changed only by its owner or a tenant admin; nothing was saved for the agent. "
+                    "Leave them out of one call with `hango context try --exclude` instead"
+                ) from exc
             if exc.status == 412:
                 raise ClientError(
                     f"the {route}'s overrides changed while this command ran (someone else saved them); "
@@ -248,9 +299,37 @@ def try_call(api: Client, args: argparse.Namespace) -> Any:
     body = {"exclude": expand(args.exclude, known), "include": expand(args.include, known)}
     if snapshot:
         body["include"] = with_pairs(body["include"], snapshot)
+    if args.replace:
+        body["replace"] = dict(args.replace)
     if args.message is not None:
         body["message"] = args.message
     return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
+
+
+def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """The ranked suggestions; with ``--apply N``, suggestion N applied as an override PUT (or a compaction)."""
+    found = api.request("GET", f"/v1/sessions/{args.session}/context/suggestions")
+    if args.apply is None:
+        return found
+    items = found["suggestions"]
+    if not 1 <= args.apply <= len(items):
+        raise UsageError(f"--apply takes a number from the list (1-{len(items)}); it has {len(items)}")
+    chosen = items[args.apply - 1]
+    if chosen["kind"] == "would_compact":
+        return {"applied": chosen, "compacted": _compact(api, args.session, None)}
+    routes = Routes(api, found)
+    before = routes.read(chosen["target"])
+    return {"applied": chosen, "saved": routes.write(chosen["target"], before.with_excluded(chosen["parts"]))}
+
+
+def _compact(api: Client, session: str, instructions: str | None) -> Any:
+    body = {"instructions": instructions} if instructions else {}
+    return api.request("POST", f"/v1/sessions/{session}/compact", body=body)
+
+
+def compact_now(api: Client, args: argparse.Namespace) -> Any:
+    """One compaction now, with the user's focus."""
+    return _compact(api, args.session, args.instructions)
 
 
 EXCLUDE_SAYS = (
@@ -283,5 +362,7 @@ PRINTERS = {
     exclude_parts: partial(said, EXCLUDE_SAYS),
     include_parts: partial(said, INCLUDE_SAYS),
     replace_part: partial(said, REPLACE_SAYS),
-    try_call: lambda result, _args: render_try(result),
+    try_call: lambda result, _args: render_try(result, terminal_width()),
+    suggest_parts: lambda result, _args: render_suggestions(result),
+    compact_now: lambda result, _args: render_compaction(result),
 }

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import textwrap
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 GROUPS = (("system", "SYSTEM"), ("tools", "TOOLS"), ("messages", "MESSAGES"))
-LABEL_MAX = 40
+# A group longer than this shows its largest parts and a count of the rest (``--all``: every part).
+GROUP_ROWS = 8
 MIN_PREVIEW = 8
 GAP = "  "
 ELLIPSIS = "…"
@@ -98,10 +101,9 @@ def badges_of(part: dict[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class Columns:
-    """Column widths: id and label per group, tokens and badges shared so numbers line up."""
+    """Column widths: the id per group, tokens and badges shared so numbers line up; the preview takes the rest."""
 
     ident: int
-    label: int
     preview: int
     tokens: int
     badges: int
@@ -110,18 +112,30 @@ class Columns:
 def columns_for(parts: list[dict[str, Any]], tokens: int, badges: int, width: int) -> Columns:
     """Widths for one group at a terminal ``width``; the preview takes what is left."""
     ident = max((width_of(visible(p["id"])) for p in parts), default=0)
-    label = min(max((width_of(visible(p["label"])) for p in parts), default=0), LABEL_MAX)
-    fixed = len("[x] ") + ident + len(GAP) + label + len(GAP) + tokens + (len(GAP) + badges if badges else 0)
+    fixed = len("[x] ") + ident + len(GAP) + tokens + (len(GAP) + badges if badges else 0)
     preview = width - fixed - len(GAP)
-    return Columns(ident, label, preview if preview >= MIN_PREVIEW else 0, tokens, badges)
+    return Columns(ident, preview if preview >= MIN_PREVIEW else 0, tokens, badges)
+
+
+def detail_of(part: dict[str, Any]) -> str:
+    """What the row says besides its id: a message's role and blocks, then the preview.
+
+    The server's label repeats the id (``agent``, ``read_file``, ``#7``); of a
+    message's label (``#7 assistant · tool_use read_file``) only the words after
+    the seq are new.
+    """
+    preview = visible(part["preview"])
+    if part["kind"] != "message":
+        return preview
+    what = visible(part["label"]).partition(" ")[2]
+    return f"{what}: {preview}" if what and preview else what or preview
 
 
 def part_line(part: dict[str, Any], cols: Columns, style: Style) -> str:
-    """One row: checkbox, id, label, preview, tokens, badges."""
+    """One row: checkbox, id, preview, tokens, badges."""
     cells = ["[x]" if part["included"] else "[ ]", fit(visible(part["id"]), cols.ident)]
-    cells.append(fit(visible(part["label"]), cols.label))
     if cols.preview:
-        cells.append(fit(visible(part["preview"]), cols.preview))
+        cells.append(fit(detail_of(part), cols.preview))
     cells.append(str(part["tokens"]).rjust(cols.tokens))
     line = " ".join(cells[:2]) + GAP + GAP.join(cells[2:])
     line = line if part["included"] else style.paint(line, "off")
@@ -129,22 +143,34 @@ def part_line(part: dict[str, Any], cols: Columns, style: Style) -> str:
     return f"{line}{GAP}{badges}" if badges else line
 
 
-def group_heading(title: str, totals: dict[str, int], count: int, style: Style) -> str:
-    """``SYSTEM  6 parts  385 → 385 tokens``: the group's total before and after overrides."""
+def share(tokens: int, window: int) -> str:
+    """``tokens`` as a whole percentage of the context window."""
+    return f"{round(100 * tokens / window) if window else 0}%"
+
+
+def group_heading(title: str, totals: dict[str, int], count: int, window: int, style: Style) -> str:
+    """``SYSTEM  6 parts  385 → 385 tokens  5% of the window``: the group's totals and its share."""
     noun = "part" if count == 1 else "parts"
-    return f"{style.paint(title, 'heading')}  {count} {noun}  {totals['before']} → {totals['after']} tokens"
+    return (
+        f"{style.paint(title, 'heading')}  {count} {noun}  {totals['before']} → {totals['after']} tokens"
+        f"  {share(totals['after'], window)} of the window"
+    )
 
 
-def summary_lines(snapshot: dict[str, Any], style: Style) -> list[str]:
+def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[str]:
     """The header: whose request, the totals before and after, the window and the request badges."""
     counted = "counted by the provider" if snapshot["counted"] == "provider" else "estimate"
     badges = [style.paint(counted, "heading")]
     if snapshot["would_compact"]:
         badges.append(style.paint("would compact", "stale"))
+    window = snapshot["context_window"]
+    model = visible(snapshot["model"])
     lines = [
-        f"session {snapshot['session_id']} · agent {snapshot['agent_id']} · model {visible(snapshot['model'])}",
-        f"total {snapshot['total_before']} → {snapshot['total_after']} tokens  [{'] ['.join(badges)}]",
-        f"window {snapshot['context_window']} · compacts at {snapshot['compact_at']} · free {snapshot['free']}",
+        f"session {snapshot['session_id']}",
+        fit(f"agent {snapshot['agent_id']} · model {model}", width).rstrip(),
+        f"total {snapshot['total_before']} → {snapshot['total_after']} tokens"
+        f" ({share(snapshot['total_after'], window)})  [{'] ['.join(badges)}]",
+        f"window {window} · compacts at {snapshot['compact_at']} · free {snapshot['free']}",
     ]
     last = snapshot.get("last_call")
     if last:
@@ -159,18 +185,64 @@ def summary_lines(snapshot: dict[str, Any], style: Style) -> list[str]:
     return lines
 
 
-def render_snapshot(snapshot: dict[str, Any], width: int, style: Style) -> list[str]:
-    """The whole ``hango context show`` table as lines."""
-    every = [p for group, _ in GROUPS for p in snapshot[group]]
+@dataclass(frozen=True)
+class Choice:
+    """Which rows ``show`` prints: every part, the ``top`` largest overall, or a long group's largest.
+
+    ``order`` is ``order`` (as sent) or ``tokens`` (largest first, within each group).
+    """
+
+    every: bool = False
+    top: int | None = None
+    order: str = "order"
+
+    def rows(self, parts: list[dict[str, Any]], chosen: set[str]) -> list[dict[str, Any]]:
+        """The group's rows to print, in the chosen order."""
+        shown = parts if self.every else [p for p in parts if p["id"] in chosen]
+        return sorted(shown, key=lambda p: -p["tokens"]) if self.order == "tokens" else shown
+
+    def chosen(self, groups: list[list[dict[str, Any]]]) -> set[str]:
+        """The ids to print when not every part is: the top N overall, or each long group's largest."""
+        if self.top is not None:
+            return {p["id"] for p in largest([p for parts in groups for p in parts], self.top)}
+        return {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
+
+
+def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """The ``count`` parts with the most tokens (the earlier one first on a tie)."""
+    return sorted(parts, key=lambda p: -p["tokens"])[:count]
+
+
+def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[str]:
+    """``… 14 more parts, 212 tokens (--all shows every part)`` when rows were left out."""
+    ids = {p["id"] for p in shown}
+    rest = [p for p in parts if p["id"] not in ids]
+    if not rest:
+        return []
+    noun = "part" if len(rest) == 1 else "parts"
+    tokens = sum(p["tokens"] for p in rest)
+    return [f"{ELLIPSIS} {len(rest)} more {noun}, {tokens} tokens (--all shows every part)"]
+
+
+def render_snapshot(
+    snapshot: dict[str, Any], width: int, style: Style, choice: Choice = Choice()
+) -> list[str]:
+    """The whole ``hango context show`` table as lines, at most ``width`` columns wide."""
+    groups = [snapshot[group] for group, _ in GROUPS]
+    every = [p for parts in groups for p in parts]
     tokens = max((len(str(p["tokens"])) for p in every), default=1)
     badges = max((len(" ".join(badges_of(p))) for p in every), default=0)
-    lines = summary_lines(snapshot, style)
-    for group, title in GROUPS:
-        parts = snapshot[group]
-        lines += ["", group_heading(title, snapshot["totals"][group], len(parts), style)]
-        cols = columns_for(parts, tokens, badges, width)
-        lines += [part_line(p, cols, style) for p in parts]
-    used = {name for p in every for name in badges_of(p)}
+    chosen, printed = choice.chosen(groups), []
+    lines = summary_lines(snapshot, width, style)
+    for (group, title), parts in zip(GROUPS, groups, strict=True):
+        heading = group_heading(
+            title, snapshot["totals"][group], len(parts), snapshot["context_window"], style
+        )
+        shown = choice.rows(parts, chosen)
+        cols = columns_for(shown, tokens, badges, width)
+        lines += ["", heading, *(part_line(p, cols, style) for p in shown), *rest_line(parts, shown)]
+        printed += shown
+    used = {name for p in printed for name in badges_of(p)}
     legend = [text for name, text in BADGES if name in used]
     return [*lines, "", "[x] sent  [ ] excluded", *legend]
 
@@ -190,25 +262,38 @@ def render_full(full: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_try(result: dict[str, Any]) -> list[str]:
+def render_try(result: dict[str, Any], width: int) -> list[str]:
     """A try answer: its text, stop reason, tool calls (not executed), usage and what was left out."""
     blocks = result["message"]["content"]
     texts = [visible(b["text"], keep_lines=True) for b in blocks if b.get("type") == "text"]
     calls = [b for b in blocks if b.get("type") == "tool_use"]
     lines = [f"answer from {visible(result['model'])} ({result['duration_ms']} ms):"]
-    lines += ["  " + line for text in texts for line in text.splitlines()] or ["  (no text)"]
+    said = [wrapped for text in texts for line in text.splitlines() for wrapped in wrap(line, width, "  ")]
+    lines += said or ["  (no text)"]
     lines.append(f"stop reason: {visible(str(result['stop_reason']))}")
     if calls:
         lines.append("tool calls (not executed):")
         args = (json.dumps(c.get("input"), ensure_ascii=False) for c in calls)
-        lines += [f"  {visible(c['name'])} {visible(a)}" for c, a in zip(calls, args, strict=True)]
+        for call, arg in zip(calls, args, strict=True):
+            lines += wrap(f"{visible(call['name'])} {visible(arg)}", width, "  ")
     usage = result["usage"]
-    lines.append(
+    lines += wrap(
         f"usage: input {usage.get('input_tokens', 0)} · output {usage.get('output_tokens', 0)} · "
-        f"cache read {usage.get('cache_read_tokens', 0)} · cache write {usage.get('cache_write_tokens', 0)}"
+        f"cache read {usage.get('cache_read_tokens', 0)} · cache write {usage.get('cache_write_tokens', 0)}",
+        width,
     )
     if result["excluded"]:
-        lines.append(f"left out: {', '.join(result['excluded'])}")
+        lines += wrap(f"left out: {', '.join(result['excluded'])}", width)
     if result["added"]:
-        lines.append(f"  of which tool pair companions: {', '.join(result['added'])}")
+        lines += wrap(f"of which tool pair companions: {', '.join(result['added'])}", width, "  ")
     return lines
+
+
+def terminal_width() -> int:
+    """The terminal's columns (``COLUMNS`` when set, 80 when not a terminal)."""
+    return shutil.get_terminal_size().columns
+
+
+def wrap(line: str, width: int, indent: str = "") -> list[str]:
+    """One line of text as lines of at most ``width`` columns, each after ``indent``; long words are cut."""
+    return textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]

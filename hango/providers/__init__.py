@@ -25,6 +25,7 @@ __all__ = [
     "ProviderSettings",
     "UnknownProvider",
     "close_providers",
+    "load_sdks",
     "merge_same_role",
     "provider_for",
     "split_model",
@@ -81,6 +82,19 @@ def provider_for(model: str, settings: ProviderSettings) -> tuple[Provider, str]
         if adapter is None:
             adapter = _adapters[(name, settings)] = _FACTORIES[name](settings)
     return adapter, bare
+
+
+def load_sdks(settings: ProviderSettings) -> None:
+    """Import the SDK of every provider ``settings`` configures: a server does it per worker, before serving.
+
+    Otherwise the first call pays for the import while it holds the adapters' lock: on a
+    loaded machine that took longer than a try's deadline, and the tries behind it waited
+    on the lock with their pool slots taken.
+    """
+    if settings.anthropic_api_key or settings.anthropic_base_url:
+        from hango.providers import anthropic  # noqa: F401
+    if settings.openai_api_key or settings.openai_base_url:
+        from hango.providers import openai  # noqa: F401
 
 
 def close_providers() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
@@ -12,7 +14,7 @@ from hango.errors import Unprocessable
 from hango.paths import MAX_PATH_CHARS, PathRefused, path_text
 from hango.store.base import Scoped
 from hango.store.pages import Page, page_by_key
-from hango.store.session_files import files_under
+from hango.store.session_files import files_under, stream_files_under
 
 MEMORY_ROOT = "/memories/"
 
@@ -62,6 +64,12 @@ class MemoryFiles(Scoped):
     def under(self, agent_id: uuid.UUID, folder: str, *, content: bool = True) -> list[sa.Row]:
         """The agent's memory files at or inside ``folder``, by path, in one query."""
         return files_under(self, memory_files.c.agent_id == agent_id, folder, content=content)
+
+    def stream_under(
+        self, agent_id: uuid.UUID, folder: str
+    ) -> AbstractContextManager[Iterator[tuple[str, str]]]:
+        """The agent's memory files at or inside ``folder`` with their content, streamed."""
+        return stream_files_under(self, memory_files.c.agent_id == agent_id, folder)
 
     def get(self, agent_id: uuid.UUID, path: str) -> sa.Row | None:
         """The agent's memory file at ``path`` with its content, or None."""

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from hango.db.schema import messages, sessions
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, cut_page
+
+
+@dataclass(frozen=True)
+class ToolUsage:
+    """Which tools an agent's recent model answers called, over how many answers, and its session count."""
+
+    called: frozenset[str]
+    answers: int
+    sessions: int
 
 
 class Messages(Scoped):
@@ -134,3 +144,34 @@ class Messages(Scoped):
     def delete(self, session_id: uuid.UUID, seq: int) -> bool:
         """Remove one message (only a failed run's own, unanswered user message is ever removed)."""
         return self.delete_rows(messages.c.session_id == session_id, messages.c.seq == seq) == 1
+
+    def tool_usage(self, agent_id: uuid.UUID, window: int) -> ToolUsage:
+        """The tools called in the agent's last ``window`` assistant messages (over all its sessions), in one statement."""
+        of_agent = (sessions.c.tenant_id == self.tenant_id, sessions.c.agent_id == agent_id)
+        recent = (
+            sa.select(messages.c.content)
+            .join(sessions, sessions.c.id == messages.c.session_id)
+            .where(self.where(messages.c.role == "assistant"), *of_agent)
+            .order_by(messages.c.created_at.desc())
+            .limit(window)
+            .cte("recent")
+        )
+        block = (
+            sa.func.jsonb_array_elements(recent.c.content)
+            .table_valued(sa.column("value", JSONB))
+            .alias("block")
+        )
+        names = (
+            sa.select(sa.func.array_agg(sa.distinct(block.c.value["name"].astext)))
+            .select_from(recent)
+            .join(block, sa.true())
+            .where(block.c.value["type"].astext == "tool_use")
+        )
+        row = self.conn.execute(
+            sa.select(
+                names.scalar_subquery(),
+                sa.select(sa.func.count()).select_from(recent).scalar_subquery(),
+                sa.select(sa.func.count()).select_from(sessions).where(*of_agent).scalar_subquery(),
+            )
+        ).one()
+        return ToolUsage(frozenset(row[0] or ()), row[1], row[2])

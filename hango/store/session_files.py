@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
@@ -21,6 +23,27 @@ def files_under(sub: Scoped, owner: sa.ColumnElement[bool], folder: str, *, cont
     inside = sa.or_(path == folder, sa.func.starts_with(path, folder.rstrip("/") + "/"))
     query = sa.select(path, body.label("content")).where(sub.where(owner, inside)).order_by(path)
     return list(sub.conn.execute(query))
+
+
+# Rows a streaming read fetches at a time: a file holds at most about 1 MB, so a batch stays a few MB.
+STREAM_BATCH = 4
+
+
+@contextmanager
+def stream_files_under(
+    sub: Scoped, owner: sa.ColumnElement[bool], folder: str
+) -> Iterator[Iterator[tuple[str, str]]]:
+    """``(path, content)`` of the owner's files at or inside ``folder``, in code-point order of path.
+
+    One query on a server-side cursor that fetches ``STREAM_BATCH`` rows at a time, so the
+    reader holds one batch, never the whole folder; the cursor closes with the block.
+    """
+    path = sub.table.c.path
+    inside = sa.or_(path == folder, sa.func.starts_with(path, folder.rstrip("/") + "/"))
+    query = sa.select(path, sub.table.c.content).where(sub.where(owner, inside)).order_by(path.collate("C"))
+    # Options on the statement: ``Connection.execution_options`` would change the connection itself.
+    with sub.conn.execute(query.execution_options(yield_per=STREAM_BATCH)) as result:
+        yield ((row.path, row.content) for row in result)
 
 
 class SessionFiles(Scoped):
@@ -47,3 +70,9 @@ class SessionFiles(Scoped):
     def under(self, session_id: uuid.UUID, folder: str, *, content: bool = True) -> list[sa.Row]:
         """The session's files at or inside ``folder``, by path, in one query."""
         return files_under(self, session_files.c.session_id == session_id, folder, content=content)
+
+    def stream_under(
+        self, session_id: uuid.UUID, folder: str
+    ) -> AbstractContextManager[Iterator[tuple[str, str]]]:
+        """The session's files at or inside ``folder`` with their content, streamed (``stream_files_under``)."""
+        return stream_files_under(self, session_files.c.session_id == session_id, folder)

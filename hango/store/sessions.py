@@ -6,17 +6,19 @@ import uuid
 
 import sqlalchemy as sa
 
-from hango.db.schema import sessions
+from hango.db.schema import runs, sessions
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, page
+from hango.store.runs import reap_dead_runs
 
 
 class Sessions(Scoped):
     table = sessions
 
     def get(self, session_id: uuid.UUID) -> sa.Row | None:
-        """One session of the tenant, or None."""
-        return self.conn.execute(self.select(sessions.c.id == session_id)).first()
+        """One session of the tenant, or None; the same statement reaps its dead runs (``runs``)."""
+        reaped = reap_dead_runs(self, runs.c.session_id == session_id)
+        return self.conn.execute(self.select(sessions.c.id == session_id).add_cte(reaped)).first()
 
     def page(self, cursor: str | None, limit: int, **filters: uuid.UUID | None) -> Page:
         """A page of sessions; ``filters`` (``owner_id``, ``agent_id``) narrow it when not None."""

@@ -9,6 +9,10 @@ SPAN_TOOL = "execute_tool {name}"
 SPAN_SUMMARIZE = "agent.summarize"
 SPAN_CONTEXT_INSPECT = "agent.context_inspect"
 SPAN_CONTEXT_TRY = "context_try"
+SPAN_CONTEXT_SUGGEST = "agent.context_suggest"
+CONTEXT_SUGGESTIONS = "hango.context.suggestions"
+CONTEXT_SUGGESTED_TOKENS = "hango.context.suggested_tokens"
+SPAN_SESSION_COMPACT = "session_compact"
 
 # GenAI semantic conventions (OpenTelemetry semconv, gen-ai spans)
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"

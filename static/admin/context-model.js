@@ -144,6 +144,64 @@
     return `applies to ${n} session${n === 1 ? "" : "s"} of ${scope.agent_name || "the agent"}`;
   }
 
+  // The bar's segments, in order, as tokens: the groups as counted here, then free room
+  // up to the compaction threshold, the compaction buffer past it, and the output reserve
+  // (the request's max_tokens) at the end of the window. They add up to the window.
+  function segments(snapshot, sums) {
+    const window = snapshot.context_window;
+    const used = GROUPS.reduce((total, group) => total + sums.groups[group].after, 0);
+    const reserve = Math.max(0, Math.min(snapshot.output_reserve, window - used));
+    const trigger = Math.min(snapshot.compact_at, window - reserve);
+    return [
+      { key: "system", label: "System", tokens: sums.groups.system.after },
+      { key: "tools", label: "Tools", tokens: sums.groups.tools.after },
+      { key: "messages", label: "Messages and summary", tokens: sums.groups.messages.after },
+      { key: "free", label: "Free", tokens: Math.max(0, trigger - used) },
+      { key: "buffer", label: "Compaction buffer", tokens: Math.max(0, window - reserve - Math.max(used, trigger)) },
+      { key: "reserve", label: "Output reserve", tokens: reserve },
+    ];
+  }
+
+  // Whether a part passes the panel's filters: kind, role, tool name, and a search of its
+  // id, label and preview (case-insensitive).
+  function passes(part, query) {
+    const text = query.search.trim().toLowerCase();
+    return (!query.kind || part.kind === query.kind)
+      && (!query.role || part.role === query.role)
+      && (!query.tool || part.tools.includes(query.tool))
+      && (!text || [part.id, part.label, part.preview].some((field) => field.toLowerCase().includes(text)));
+  }
+
+  // The rows of each group that the query shows, in its order ("order" as sent, or
+  // "tokens", largest first); with `top`, only the `top` largest parts of all groups.
+  function view(snapshot, query) {
+    const shown = Object.fromEntries(GROUPS.map((group) => [group, snapshot[group].filter((p) => passes(p, query))]));
+    const largest = (parts) => [...parts].sort((a, b) => b.tokens - a.tokens);
+    if (query.top) {
+      const kept = new Set(largest(GROUPS.flatMap((group) => shown[group])).slice(0, query.top).map((p) => p.id));
+      for (const group of GROUPS) shown[group] = shown[group].filter((p) => kept.has(p.id));
+    }
+    if (query.sort === "tokens") for (const group of GROUPS) shown[group] = largest(shown[group]);
+    return shown;
+  }
+
+  // How two tries differ: the parts each left out that the other sent, the parts whose
+  // replacement text differs, and the tokens each read and wrote (b minus a).
+  function tryDiff(a, b) {
+    const left = new Set(a.result.excluded);
+    const right = new Set(b.result.excluded);
+    const texts = [a.body.replace, b.body.replace];
+    const replaced = [...new Set(texts.flatMap(Object.keys))].filter((part) => texts[0][part] !== texts[1][part]);
+    const usage = (name) => (b.result.usage[name] || 0) - (a.result.usage[name] || 0);
+    return {
+      onlyA: [...left].filter((part) => !right.has(part)),
+      onlyB: [...right].filter((part) => !left.has(part)),
+      replaced: replaced.sort(),
+      input: usage("input_tokens"),
+      output: usage("output_tokens"),
+    };
+  }
+
   // A frozen copy: Alpine leaves frozen objects unproxied, which keeps 1,000 parts cheap.
   function freeze(value) {
     if (value && typeof value === "object") {
@@ -155,5 +213,6 @@
 
   window.hango.context = {
     isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, scopeText, freeze,
+    segments, view, tryDiff,
   };
 })();

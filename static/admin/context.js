@@ -5,6 +5,8 @@ document.addEventListener("alpine:init", () => {
 
   const model = hango.context;
   const PAGE = 100; // message rows shown at once: the panel stays quick at thousands of messages
+  const TOP = 10; // "Top 10 by tokens"
+  const everything = () => ({ sort: "order", kind: "", role: "", tool: "", search: "", top: 0 });
 
   Alpine.data("contextPanel", () => ({
     id: hango.ids().sessionId,
@@ -20,6 +22,9 @@ document.addEventListener("alpine:init", () => {
     etags: { agent: null, session: null },
     want: {},
     totals: null,
+    segments: [],
+    query: everything(),
+    shown: null,
     pendingCount: 0,
     page: 0,
     error: "",
@@ -32,7 +37,8 @@ document.addEventListener("alpine:init", () => {
     tryMessage: "",
     trying: false,
     tryError: "",
-    tryResult: null,
+    tryA: null, // the answer kept for comparison
+    tryB: null, // the latest variant; a Try fills it and never touches A
 
     async init() {
       try {
@@ -62,7 +68,37 @@ document.addEventListener("alpine:init", () => {
       this.want = model.wantedFrom(snapshot, this.storedAll);
       if (this.detail && !this.want[this.detail.part.id]) this.detail = null; // the part is gone
       this.recount();
+      this.refilter();
+    },
+
+    // The rows the sort, filters and search show; paging starts again at the first page.
+    refilter() {
+      this.shown = model.freeze(model.view(this.snapshot, this.query));
       this.page = Math.min(this.page, this.pages - 1);
+    },
+
+    topByTokens() {
+      this.query = { ...everything(), sort: "tokens", top: TOP };
+      this.page = 0;
+      this.refilter();
+    },
+
+    showEverything() {
+      this.query = everything();
+      this.refilter();
+    },
+
+    get filtering() {
+      return JSON.stringify(this.query) !== JSON.stringify(everything());
+    },
+
+    get toolNames() {
+      return this.snapshot.tools.map((part) => part.tools[0]);
+    },
+
+    // A share of the window as the bar and its legend print it.
+    percent(tokens) {
+      return `${(Math.round(this.share(tokens) * 10) / 10).toLocaleString("en")}%`;
     },
 
     // Recount after every change of `want`: one pass over the parts here, rather than one
@@ -70,6 +106,7 @@ document.addEventListener("alpine:init", () => {
     recount() {
       const want = Alpine.raw(this.want);
       this.totals = model.totals(this.snapshot, want);
+      this.segments = model.segments(this.snapshot, this.totals);
       this.pendingCount = model.pending(this.snapshot, want, this.storedAll).length;
       // Before Save: what an agent-level change reaches, so nobody changes 14 sessions by surprise.
       const agentChange = model.changed(this.snapshot, want, this.stored.agent, true);
@@ -81,16 +118,16 @@ document.addEventListener("alpine:init", () => {
     },
 
     get pages() {
-      return this.snapshot ? Math.max(1, Math.ceil(this.snapshot.messages.length / PAGE)) : 1;
+      return this.shown ? Math.max(1, Math.ceil(this.shown.messages.length / PAGE)) : 1;
     },
 
     rows(group) {
-      const parts = this.snapshot[group];
+      const parts = this.shown[group];
       return group === "messages" ? parts.slice(this.page * PAGE, (this.page + 1) * PAGE) : parts;
     },
 
     get pageLabel() {
-      const count = this.snapshot.messages.length;
+      const count = this.shown.messages.length;
       const first = Math.min(count, this.page * PAGE + 1);
       return `${hango.number(first)}–${hango.number(Math.min(count, (this.page + 1) * PAGE))} of ${hango.number(count)}`;
     },
@@ -157,6 +194,7 @@ document.addEventListener("alpine:init", () => {
           if (kind === "agent") savedScope = data.scope;
         }
         await this.reload();
+        this.$dispatch("context-saved"); // the Optimize card reads its suggestions again
         this.added = added;
         const reach = savedScope ? ` The agent's parts ${model.scopeText(savedScope)}.` : "";
         const pulled = added.length ? ` The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "";
@@ -184,8 +222,9 @@ document.addEventListener("alpine:init", () => {
     showError(error, field) {
       this[field] = hango.describe(error);
       for (const part of error.parts || []) this.rowErrors[part] = `${error.message} (${error.code})`;
-      const first = (error.parts || []).find((part) => this.snapshot.messages.findIndex((p) => p.id === part) >= 0);
-      if (first) this.page = Math.floor(this.snapshot.messages.findIndex((p) => p.id === first) / PAGE);
+      const at = (id) => this.shown.messages.findIndex((p) => p.id === id);
+      const first = (error.parts || []).find((part) => at(part) >= 0);
+      if (first) this.page = Math.floor(at(first) / PAGE);
     },
 
     async open(part) {
@@ -220,19 +259,40 @@ document.addEventListener("alpine:init", () => {
       if (!this.saveError) await this.open(this.detail.part);
     },
 
+    // The first Try fills A; every later one fills B, next to it, until "Keep as A".
     async runTry() {
       this.trying = true;
       this.tryError = "";
-      this.tryResult = null;
       this.rowErrors = {};
       try {
         const body = model.tryBody(this.snapshot, this.want, this.storedAll, this.tryMessage);
-        this.tryResult = (await hango.send("POST", `/v1/sessions/${this.id}/context/try`, { body })).data;
+        const result = (await hango.send("POST", `/v1/sessions/${this.id}/context/try`, { body })).data;
+        const entry = model.freeze({ body, result });
+        if (this.tryA) this.tryB = entry;
+        else this.tryA = entry;
       } catch (error) {
         this.showError(error, "tryError");
       } finally {
         this.trying = false;
       }
+    },
+
+    get tryColumns() {
+      return [["a", "A", this.tryA], ["b", "B", this.tryB]].filter(([, , entry]) => entry);
+    },
+
+    get tryDiff() {
+      return this.tryA && this.tryB ? model.tryDiff(this.tryA, this.tryB) : null;
+    },
+
+    keepAsA() {
+      this.tryA = this.tryB;
+      this.tryB = null;
+    },
+
+    clearTries() {
+      this.tryA = null;
+      this.tryB = null;
     },
   }));
 });

@@ -55,6 +55,7 @@ document.addEventListener("alpine:init", () => {
     text: "",
     sending: false,
     sendError: "",
+    marks: {},
 
     async init() {
       try {
@@ -66,7 +67,27 @@ document.addEventListener("alpine:init", () => {
       }
       this.history = hango.list(`/v1/sessions/${this.id}/messages`, { limit: 200 }, "after_seq");
       this.runs = hango.list(`/v1/sessions/${this.id}/runs`, { limit: 100 });
-      await Promise.all([this.history.more(), this.runs.more(), this.loadAgent()]);
+      await Promise.all([this.history.more(), this.runs.more(), this.loadAgent(), this.loadMarks()]);
+    },
+
+    // What the next call does with each message, as inspect says: left out (alone or as a
+    // tool pair companion) or sent with a replacement. Sent as stored: no mark.
+    async loadMarks() {
+      try {
+        const snapshot = await hango.get(`/v1/sessions/${this.id}/context`);
+        const marks = {};
+        for (const part of snapshot.messages) {
+          if (!part.included) marks[part.id] = part.paired ? "excluded with its tool pair" : "excluded from the next call";
+          else if (part.override === "replace") marks[part.id] = "replaced in the next call";
+        }
+        this.marks = marks;
+      } catch {
+        this.marks = {}; // the history reads without the marks
+      }
+    },
+
+    mark(message) {
+      return this.marks[`message:${message.seq}`] || "";
     },
 
     async loadAgent() {
@@ -90,6 +111,7 @@ document.addEventListener("alpine:init", () => {
         if (this.history.done) this.history.items.push(...data.messages);
         else await this.history.all();
         this.runs.items.push(data.run);
+        await this.loadMarks();
       } catch (error) {
         this.sendError = hango.describe(error);
       } finally {

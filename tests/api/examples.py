@@ -223,6 +223,22 @@ EXAMPLES = [
         action="context.try",
         bad={"wrong_type": {"exclude": "message:2"}, "out_of_range": {"message": ""}},
     ),
+    Example(
+        "GET",
+        f"{SESSION}/context/suggestions",
+        "/v1/sessions/{session}/context/suggestions",
+        200,
+        shows="{session}",
+    ),
+    Example(
+        "POST",
+        f"{SESSION}/compact",
+        "/v1/sessions/{session}/compact",
+        200,
+        {"instructions": "keep the decisions"},
+        action="session.compact",
+        bad={"wrong_type": {"instructions": 5}, "out_of_range": {"instructions": "x" * 2_001}},
+    ),
     Example("GET", f"{SESSION}/context-overrides", "/v1/sessions/{session}/context-overrides", 200),
     Example(
         "PUT",

@@ -108,7 +108,7 @@ def test_the_panel_reads_on_a_narrow_window(admin: Admin, demo: Demo):
 
 
 def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
-    """The panel with a saved pair, an unsaved uncheck, an open part and a Try answer; wide and narrow."""
+    """The panel with a saved pair, an unsaved uncheck, an open part and two Try answers side by side; its bar; wide and narrow."""
     page = admin.page
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
@@ -119,6 +119,10 @@ def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
     try_card.get_by_role("textbox").fill('Where are the notes?\n/tool read_file {"path": "/notes.md"}')
     try_card.get_by_role("button", name="Try").click()
     expect(page.get_by_test_id("try-answer")).to_be_visible()
+    admin.box("system:todo").uncheck()
+    try_card.get_by_role("textbox").fill("")
+    try_card.get_by_role("button", name="Try").click()
+    expect(try_card.get_by_test_id("try-diff")).to_be_visible()
 
     def shoot(name: str, part: str | None = None) -> Path:
         if part:
@@ -129,11 +133,14 @@ def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
         return tmp_path / name
 
     shots = [shoot("context-panel.png")]
+    page.get_by_label("Totals").screenshot(path=tmp_path / "context-bar.png")
+    try_card.screenshot(path=tmp_path / "context-try-side-by-side.png")
+    shots += [tmp_path / "context-bar.png", tmp_path / "context-try-side-by-side.png"]
     admin.row("message:6").click()
     expect(page.get_by_test_id("detail").get_by_test_id("full")).to_contain_text("read_file")
     shots.append(shoot("context-panel-messages.png", "message:4"))
     page.set_viewport_size({"width": 390, "height": 844})
-    shots.append(shoot("context-panel-narrow.png"))
+    shots.append(shoot("context-panel-narrow.png", "message:4"))  # the part opens in a drawer over the rows
 
     for shot in shots:
         assert shot.read_bytes().startswith(b"\x89PNG")

@@ -88,7 +88,7 @@ def fixed_session(
             model="offline/echo",
             system_prompt=GOLDEN_PROMPT,
             tools=["read_file", "write_todos"],
-            context_window=800,
+            context_window=760,
         )
         store.memory_files.put(agent.id, "/memories/notes.md", GOLDEN_MEMORY)
         session = store.sessions.create(agent.id, owner, "golden")

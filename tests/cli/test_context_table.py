@@ -88,9 +88,9 @@ def test_colour_changes_no_column():
     painted = render_snapshot(SNAPSHOT, 60, Style(True))
     assert painted != plain
     assert [re.sub(r"\x1b\[\d+m", "", line) for line in painted] == plain
-    assert plain[9] == "[ ] message:1  #1 user · text  hi\\nthere           5  paired"
-    assert len(plain[9]) == 60
-    assert plain[1] == "total 5 → 0 tokens  [counted by the provider]"
+    assert plain[10] == "[ ] message:1  user · text: hi\\nthere              5  paired"
+    assert len(plain[10]) == 60
+    assert plain[2] == "total 5 → 0 tokens (0%)  [counted by the provider]"
 
 
 def test_the_header_shows_the_calibrated_total_labelled_with_its_ratio_and_calls():

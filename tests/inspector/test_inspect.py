@@ -108,7 +108,7 @@ def test_token_totals_are_counted_by_the_provider_when_it_has_a_counter(lab: Lab
     body = lab.inspect(session)
 
     assert (body["counted"], body["total_before"], body["total_after"]) == ("provider", 4321, 4321)
-    assert body["free"] == body["context_window"] - 4321 - body["max_tokens"]
+    assert body["free"] == body["context_window"] - 4321 - body["output_reserve"]
     assert len(lab.fake.bodies(COUNT_TOKENS)) == 1
     assert lab.fake.bodies(MESSAGES) == []
     assert row_counts(lab.engine) == counts
@@ -190,9 +190,15 @@ def test_window_compact_at_and_free(make_lab):
     body = lab.inspect(session)
 
     assert (body["context_window"], body["compact_at"]) == (50_000, 25_000)
-    assert body["free"] == 50_000 - body["total_after"] - body["max_tokens"]
+    assert body["free"] == 50_000 - body["total_after"] - body["output_reserve"]
     assert body["free_before_compaction"] == 25_000 - body["total_after"]
     assert body["would_compact"] is False
+
+
+def test_the_output_reserve_is_the_requests_max_tokens(lab: Lab):
+    session = lab.session(lab.agent(model=OFFLINE), [user("hi")])
+    reserve = lab.inspect(session)["output_reserve"]
+    assert reserve == lab.inspect(session, format="request")["max_tokens"] == 4096
 
 
 def test_last_call_shows_the_estimate_beside_the_reported_tokens(lab: Lab):

@@ -70,7 +70,7 @@ def test_free_takes_the_output_reserve_and_free_before_compaction_is_given(make_
 
     body = lab.inspect(session)
 
-    assert body["max_tokens"] == 4096
+    assert body["output_reserve"] == 4096
     assert body["free"] == 50_000 - body["total_after"] - 4096
     assert body["free_before_compaction"] == 25_000 - body["total_after"]
 

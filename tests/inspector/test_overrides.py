@@ -292,3 +292,16 @@ def test_a_new_session_without_messages_refuses_parts_it_lacks_and_clears_overri
 
     assert refused.status_code == 422 and error_code(refused) == "unknown_part"
     assert cleared.status_code == 200, cleared.get_json()
+
+
+def test_each_part_says_its_role_and_the_tools_it_defines_calls_or_answers(lab: Lab, paired: str):
+    body = lab.inspect(paired)
+    parts = by_id(body)
+    assert [(parts[f"message:{seq}"]["role"], parts[f"message:{seq}"]["tools"]) for seq in (1, 2, 3, 6)] == [
+        ("user", []),
+        ("assistant", ["ls"]),
+        ("user", ["ls"]),
+        ("assistant", []),
+    ]
+    assert all((p["role"], p["tools"]) == (None, [p["id"].removeprefix("tool:")]) for p in body["tools"])
+    assert all((p["role"], p["tools"]) == (None, []) for p in body["system"])

@@ -72,7 +72,7 @@ def test_inspect_equals_the_next_runs_first_request_in_the_providers_wire_format
     assert _without_message_breakpoints(_without_new_turn(wire_format, first_call)) == (
         _without_message_breakpoints(inspected)
     )
-    assert inspected["max_tokens"] == parts["max_tokens"]
+    assert inspected["max_tokens"] == parts["output_reserve"]
     stored = lab.messages(session)
     repair = by_id(parts)["message:5"]
     assert (stored[4]["seq"], stored[4]["content"][0]["type"]) == (5, "tool_result")

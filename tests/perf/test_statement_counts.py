@@ -190,3 +190,17 @@ def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
     assert sum("INSERT INTO usage_records" in s for s in sent) == 2  # no usage statement of its own any more
     reads = [s for s in sent if "FROM model_calls" in s and "INSERT" not in s]
     assert len(reads) == 1  # the run's lineage, read once: at most one statement more per call
+
+
+def test_suggestions_send_the_same_statements_for_10_and_1000_messages_no_more_than_an_inspect(
+    acme, sessions
+):
+    inspect = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context"))
+
+    sent = same_for_both(acme, sessions, lambda who, s: who.get(f"/v1/sessions/{s}/context/suggestions"))
+
+    # inspect's own reads (the last call and its calibration, the ledger's cache outlook) are
+    # not made; the agent's tool usage is, in one statement
+    assert len(sent) == len(inspect) - 1
+    assert not any("FROM model_calls" in s for s in sent)
+    assert sum("jsonb_array_elements" in s for s in sent) == 1

@@ -52,19 +52,35 @@ def text(role: str, words: str) -> dict[str, Any]:
     return {"role": role, "content": [{"type": "text", "text": words}]}
 
 
-def _tool_turn(calls: int, with_text: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+Call = tuple[str, dict[str, Any], str, bool]  # tool name, input, result text, is_error
+
+
+def _listing(_draw: st.DrawFn, ident: str) -> Call:
+    return "ls", {"path": "/"}, f"result {ident}", False
+
+
+def _tool_turn(
+    calls: int, with_text: bool, draw: st.DrawFn | None = None, call=_listing
+) -> tuple[dict[str, Any], dict[str, Any]]:
     ids = [f"toolu_{next(_ids):06d}" for _ in range(calls)]
-    uses = [{"type": "tool_use", "id": i, "name": "ls", "input": {"path": "/"}} for i in ids]
+    made = [call(draw, i) for i in ids]
+    uses = [
+        {"type": "tool_use", "id": i, "name": c[0], "input": c[1]} for i, c in zip(ids, made, strict=True)
+    ]
     lead = [{"type": "text", "text": "let me look"}] if with_text else []
     results = [
-        {"type": "tool_result", "tool_use_id": i, "content": f"result {i}", "is_error": False} for i in ids
+        {"type": "tool_result", "tool_use_id": i, "content": c[2], "is_error": c[3]}
+        for i, c in zip(ids, made, strict=True)
     ]
     return {"role": "assistant", "content": lead + uses}, {"role": "user", "content": results}
 
 
 @st.composite
-def exchanges(draw: st.DrawFn, after_user: bool, steps: int) -> list[dict[str, Any]]:
-    """``steps`` more events after a user message (``after_user``) or an assistant text."""
+def exchanges(draw: st.DrawFn, after_user: bool, steps: int, call=_listing) -> list[dict[str, Any]]:
+    """``steps`` more events after a user message (``after_user``) or an assistant text.
+
+    ``call(draw, id)`` makes each tool call: an ``ls /`` with a unique result unless told otherwise.
+    """
     out: list[dict[str, Any]] = []
     state = "user" if after_user else "assistant"
     for step in range(steps):
@@ -78,17 +94,17 @@ def exchanges(draw: st.DrawFn, after_user: bool, steps: int) -> list[dict[str, A
             out.append(text("assistant", f"answer {step}"))
             state = "assistant"
         else:
-            out.extend(_tool_turn(draw(st.integers(1, 3)), draw(st.booleans())))
+            out.extend(_tool_turn(draw(st.integers(1, 3)), draw(st.booleans()), draw, call))
             state = "results"
     if state != "assistant" and draw(st.integers(0, 4)) == 0:
-        out.append(_tool_turn(draw(st.integers(1, 2)), False)[0])  # a crash left this call unanswered
+        out.append(_tool_turn(draw(st.integers(1, 2)), False, draw, call)[0])  # a crash left it unanswered
     return out
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> History:
-    """A history as runs store it, maybe with a summary over its start."""
-    messages = [text("user", "hello"), *draw(exchanges(True, draw(st.integers(0, 7))))]
+def histories(draw: st.DrawFn, call=_listing, steps: tuple[int, int] = (0, 7)) -> History:
+    """A history as runs store it (``steps`` events after the first message), maybe with a summary over its start."""
+    messages = [text("user", "hello"), *draw(exchanges(True, draw(st.integers(*steps)), call))]
     cuts = [i for i in range(1, len(messages)) if _is_user_text(messages[i])]
     through = draw(st.sampled_from([0, *cuts])) if cuts else 0
     return History(tuple(messages), through)

@@ -67,15 +67,10 @@ def test_a_hanging_provider_gives_504_within_10_s_and_the_try_pool_recovers(
 
     durations = []
     for _ in range(HANGS):  # more than one worker's 4 pool slots: abandoned calls must free theirs
-        # An abandoned call frees its slot when its own SDK timeout ends, a moment after the 504;
-        # on a loaded machine the next try may meet the slot still taken (503): it must free within 10 s.
-        deadline = time.monotonic() + 10
-        while True:
-            started = time.monotonic()
-            answer = owner.post(f"/v1/sessions/{session_id}/context/try", json={})
-            if answer.status_code != 503 or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
+        # An abandoned call's SDK timeout is the time left to the try's deadline, so its thread ends
+        # then; a try that meets such a slot waits for it instead of answering 503.
+        started = time.monotonic()
+        answer = owner.post(f"/v1/sessions/{session_id}/context/try", json={})
         durations.append(time.monotonic() - started)
         assert answer.status_code == 504, answer.text
         assert answer.json()["error"]["code"] == "provider_timeout"

@@ -16,7 +16,8 @@ from hango.config import REPO_ROOT
 from tests.support.net import free_port, wait_until
 from tests.support.provider_env import without_provider_env
 
-START_TIMEOUT = 30.0
+# A worker imports the configured providers' SDKs before it serves: generous for a loaded machine.
+START_TIMEOUT = 120.0
 
 
 def _ready(url: str) -> bool:

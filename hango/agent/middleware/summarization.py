@@ -10,7 +10,8 @@ In capture-only mode (inspect) it reports ``would_compact`` and calls nothing.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from hango.agent.chain import summary_message
 from hango.agent.draft import Draft
@@ -78,9 +79,14 @@ def fit_summary(text: str, tokens: int) -> str:
     return text[:low]
 
 
+def stored_messages(draft: Draft) -> list[SourcedMessage]:
+    """The draft's stored messages: its history without the summary part."""
+    return [m for m in draft.messages if m.part != SUMMARY]
+
+
 def choose_cut(draft: Draft, budget: int) -> int | None:
     """The first kept stored message: as much recent history as fits in half the budget, at least the last turn."""
-    stored = [m for m in draft.messages if m.part != SUMMARY]
+    stored = stored_messages(draft)
     fixed = estimate_request(draft.with_(messages=()).to_request())
     room = budget * KEEP_SHARE - fixed
     cuts = sorted((k for k in safe_cut_points([m.message for m in stored]) if k > 0), reverse=True)
@@ -96,6 +102,65 @@ def choose_cut(draft: Draft, budget: int) -> int | None:
     return best
 
 
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction would do: summarize ``stored[:cut]`` (and any earlier summary), keep the rest."""
+
+    draft: Draft
+    budget: int
+    cut: int
+
+    @property
+    def stored(self) -> list[SourcedMessage]:
+        return stored_messages(self.draft)
+
+    @property
+    def summarized(self) -> list[SourcedMessage]:
+        """The messages the summary replaces: the earlier summary part too, when there is one."""
+        return [m for m in self.draft.messages if m.part == SUMMARY] + self.stored[: self.cut]
+
+    @property
+    def kept(self) -> list[SourcedMessage]:
+        return self.stored[self.cut :]
+
+    def preview(self) -> dict[str, Any]:
+        """The inspect response's ``compaction``: the seqs it summarizes, where it keeps from, and the tokens."""
+        stored, last = self.stored, seq_of(self.stored[self.cut - 1].part)
+        return {
+            "summarize": [seq_of(stored[0].part), last],
+            # when everything is summarized, the summary keeps from the next message to come
+            "keep_from": seq_of(stored[self.cut].part) if self.cut < len(stored) else last + 1,
+            "tokens_summarized": sum(estimate_message(m.message) for m in self.summarized),
+            "tokens_kept": sum(estimate_message(m.message) for m in self.kept),
+        }
+
+
+def compaction_budget(draft: Draft, state: RunState) -> int:
+    """The size a compaction aims under: the trigger, or the request's size now when it is below the trigger.
+
+    Over the trigger this is what the middleware uses; below it (a preview on
+    request, or compact-now) the compaction keeps about half of the request.
+    """
+    return min(compact_at(state), estimate_request(as_sent(draft, state).to_request()))
+
+
+def plan_compaction(
+    draft: Draft, state: RunState, budget: int | None = None, *, whole: bool = False
+) -> Compaction | None:
+    """The split the summarization middleware would make of ``draft``; None when there is no safe cut.
+
+    ``whole`` (compact-now and its preview): with no safe cut, summarize every
+    stored message of a history of two or more — a lone summary is a valid history.
+    """
+    measured = as_sent(draft, state)
+    budget = compaction_budget(draft, state) if budget is None else budget
+    cut = choose_cut(measured, budget)
+    stored = stored_messages(measured)
+    if cut is None and whole and len(stored) >= 2:
+        cut = len(stored)
+    return None if cut is None else Compaction(measured, budget, cut)
+
+
 class SummarizationMiddleware(Middleware):
     name = "summarization"
 
@@ -105,29 +170,27 @@ class SummarizationMiddleware(Middleware):
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         budget = compact_at(state)
-        if estimate_request(as_sent(draft, state).to_request()) <= budget:
+        forced = state.compact_now and not state.capture_only
+        if not forced and estimate_request(as_sent(draft, state).to_request()) <= budget:
             return call_next(draft)
         if state.capture_only or state.compactor is None:
             state.would_compact = True
             return call_next(draft)
-        return call_next(self._compact(draft, state, budget))
+        plan = plan_compaction(draft, state, None if forced else budget, whole=forced)
+        return call_next(draft if plan is None else self._compact(draft, state, plan))
 
-    def _compact(self, draft: Draft, state: RunState, budget: int) -> Draft:
-        stored = [m for m in draft.messages if m.part != SUMMARY]
-        measured = as_sent(draft, state)
-        cut = choose_cut(measured, budget)
-        if cut is None:
-            return draft
+    def _compact(self, draft: Draft, state: RunState, plan: Compaction) -> Draft:
+        stored, cut = plan.stored, plan.cut
         previous = f"Earlier summary:\n{state.summary.text}\n\n" if state.summary else ""
         text = state.compactor.summarize(previous + render(stored[:cut]))
         # The summarizer may answer longer than the room recent history left it.
-        text = fit_summary(
-            text, budget - estimate_request(measured.with_(messages=tuple(stored[cut:])).to_request())
-        )
+        kept_request = plan.draft.with_(messages=tuple(plan.kept)).to_request()
+        text = fit_summary(text, plan.budget - estimate_request(kept_request))
         through = seq_of(stored[cut - 1].part)
-        kept = [summary_message(text), *stored[cut:]]
+        kept = [summary_message(text), *plan.kept]
         if not is_valid([m.message for m in kept]):
             return draft
         state.compactor.save(through, text)
         state.summary = Summary(through, text)
+        state.compacted = plan
         return draft.with_(messages=tuple(kept))

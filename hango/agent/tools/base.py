@@ -69,6 +69,7 @@ def run_tool(tool: Tool | None, use: ToolUseBlock, ctx: ToolContext) -> ToolResu
     ]
     if problems:
         return _error(use, f"invalid arguments for {use.name}: " + "; ".join(problems))
+    ctx.state.check_deadline()  # no tool starts past the run's deadline; the long ones check on as they work
     try:
         return ToolResultBlock(tool_use_id=use.id, content=tool.execute(use.input, ctx))
     except ToolFailure as exc:

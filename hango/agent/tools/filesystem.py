@@ -8,17 +8,16 @@ most ``MAX_GREP_MATCHES`` matches; each says when it left something out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from hango.agent.tools import vfs
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
 from hango.agent.tools.paths import MAX_PATH_CHARS, MEMORIES, SKILLS, children, glob_regex, normal_path
+from hango.agent.tools.search import MAX_GREP_CHARS, MAX_LINE_CHARS, SYNTAX, Scan, compile_pattern, cut
 from hango.messages import ToolDef
 
 MAX_READ_LINES = 2000
-MAX_LINE_CHARS = 2000
 MAX_GLOB_PATHS = 500
 MAX_GREP_MATCHES = 200
 MAX_PATTERN_CHARS = 1000
@@ -80,16 +79,18 @@ GLOB = ToolDef(
     name="glob",
     description=(
         "Find files by path pattern: * and ? match within one path segment, ** any number of folders "
-        f"(e.g. **/*.md). A relative pattern is taken from path. At most {MAX_GLOB_PATHS} paths, sorted."
+        f"(e.g. **/*.md); no other character is special. A relative pattern is taken from path. "
+        f"At most {MAX_GLOB_PATHS} paths, sorted."
     ),
     input_schema=schema({"pattern": PATTERN, "path": FOLDER}, ("pattern",)),
 )
 GREP = ToolDef(
     name="grep",
     description=(
-        "Search file contents with a Python regular expression, line by line; answers path:line: text. "
-        "glob narrows the files: a pattern without / matches file names (e.g. *.py), one with / "
-        f"matches paths from path. At most {MAX_GREP_MATCHES} matches."
+        f"Search file contents with a regular expression in {SYNTAX}, line by line; answers "
+        "path:line: text. glob narrows the files: a pattern without / matches file names (e.g. *.py), "
+        f"one with / matches paths from path. At most {MAX_GREP_MATCHES} matches; the search stops "
+        f"after {MAX_GREP_CHARS:,} characters of files."
     ),
     input_schema=schema({"pattern": PATTERN, "path": FOLDER, "glob": PATTERN}, ("pattern",)),
 )
@@ -121,7 +122,7 @@ def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     if offset >= len(lines):
         raise ToolFailure(f"offset {offset} is past the end of {path} ({len(lines)} lines)")
     window = lines[offset : offset + limit]
-    shown = [f"{offset + n:6}\t{_cut(line, MAX_LINE_CHARS)}" for n, line in enumerate(window, 1)]
+    shown = [f"{offset + n:6}\t{cut(line, MAX_LINE_CHARS)}" for n, line in enumerate(window, 1)]
     end = offset + len(window)
     if end < len(lines):
         shown.append(f"(lines {offset + 1}-{end} of {len(lines)}; read on with offset={end})")
@@ -160,34 +161,33 @@ def glob(args: dict[str, Any], ctx: ToolContext) -> str:
     """The paths under a folder that match a pattern, sorted."""
     folder = normal_path(args.get("path", "/"))
     regex = glob_regex(args["pattern"], folder)
-    matches = [path for path in vfs.files(ctx, folder, content=False) if regex.fullmatch(path)]
+    matches = []
+    for path in vfs.files(ctx, folder, content=False):
+        ctx.state.check_deadline()
+        if regex.fullmatch(path):
+            matches.append(path)
     if not matches:
         return f"no files match {args['pattern']} in {folder}"
     return _bounded(matches, MAX_GLOB_PATHS, "paths")
 
 
 def grep(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Lines matching a regex in the files under a folder (or in one file), as ``path:line: text``."""
+    """Lines matching a regex in the files under a folder (or in one file), as ``path:line: text``.
+
+    The files stream in path order, a few at a time (``vfs.contents``), so a grep holds
+    at most one batch of files in memory however many there are.
+    """
     folder = normal_path(args.get("path", "/"))
-    try:
-        regex = re.compile(args["pattern"])
-    except re.error as exc:
-        raise ToolFailure(f"invalid regular expression {args['pattern']!r}: {exc}") from exc
+    scan = Scan(compile_pattern(args["pattern"]), ctx.state, MAX_GREP_MATCHES)
     wanted = _name_filter(args.get("glob"), folder)
-    matches: list[str] = []
-    for path, content in vfs.files(ctx, folder).items():
-        if not wanted(path):
-            continue
-        matches.extend(
-            f"{path}:{n}: {_cut(line, MAX_LINE_CHARS)}"
-            for n, line in enumerate(content.splitlines(), 1)
-            if regex.search(line)
-        )
-        if len(matches) > MAX_GREP_MATCHES:
-            break
-    if not matches:
-        return f"no matches for {args['pattern']} in {folder}"
-    return _bounded(matches, MAX_GREP_MATCHES, "matches")
+    with vfs.contents(ctx, folder) as files:
+        for path, content in files:
+            if wanted(path) and scan.search(path, content):
+                break
+    notes = scan.notes()
+    if not scan.matches:
+        return "\n".join([f"no matches for {args['pattern']} in {folder}", *notes])
+    return "\n".join([*scan.matches[:MAX_GREP_MATCHES], *notes])
 
 
 def _name_filter(pattern: str | None, folder: str) -> Callable[[str], object]:
@@ -205,10 +205,6 @@ def _bounded(lines: list[str], limit: int, what: str) -> str:
     if len(lines) > limit:
         shown += f"\n(only the first {limit} {what} are shown; narrow the search)"
     return shown
-
-
-def _cut(line: str, limit: int) -> str:
-    return line if len(line) <= limit else line[:limit] + " [line cut]"
 
 
 def filesystem_tools() -> list[Tool]:

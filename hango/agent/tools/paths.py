@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 
+import re2
+
 from hango.agent.tools.base import ToolFailure
+from hango.agent.tools.search import compile_pattern
 from hango.paths import MAX_PATH_CHARS, PathRefused, path_text
 
 MEMORIES = "/memories"
 SKILLS = "/skills"
 SKILL_FILE = "SKILL.md"
-_GLOB_TOKENS = re.compile(r"(\*\*/|\*\*|\*|\?)")
+_GLOB_TOKENS = re.compile(r"((?:\*\*/)+|\*\*|\*|\?)")
 _GLOB_REGEX = {"**/": "(?:[^/]+/)*", "**": ".*", "*": "[^/]*", "?": "[^/]"}
 
 
@@ -42,15 +45,23 @@ def skill_file(name: str) -> str:
     return f"{SKILLS}/{name}/{SKILL_FILE}"
 
 
-def glob_regex(pattern: str, folder: str) -> re.Pattern[str]:
-    """A regex for the paths ``pattern`` matches: ``*`` and ``?`` within one segment, ``**`` across them.
+def glob_regex(pattern: str, folder: str) -> re2._Regexp:
+    """An RE2 regex for the paths ``pattern`` matches: ``*`` and ``?`` within one segment, ``**`` across them.
 
-    A relative pattern is taken from ``folder``; an absolute one stands alone.
+    A relative pattern is taken from ``folder``; an absolute one stands alone. ``**/**/``
+    matches what ``**/`` matches, so a run of them is one ``**/``.
     """
     if not pattern.startswith("/"):
         pattern = folder.rstrip("/") + "/" + pattern
     parts = _GLOB_TOKENS.split(pattern)
-    return re.compile("".join(_GLOB_REGEX.get(part) or re.escape(part) for part in parts))
+    regex = "".join(_glob_part(part) for part in parts)
+    return compile_pattern(regex, "glob pattern")
+
+
+def _glob_part(part: str) -> str:
+    if part.startswith("**/"):
+        return _GLOB_REGEX["**/"]
+    return _GLOB_REGEX.get(part) or re2.escape(part)
 
 
 def children(folder: str, paths: list[str]) -> list[str]:

@@ -8,6 +8,10 @@
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
 from hango.agent.tools.base import ToolContext, ToolFailure
 from hango.agent.tools.paths import MEMORIES, SKILLS, is_under, mount_of, skill_file
 from hango.errors import Unprocessable
@@ -72,6 +76,29 @@ def files(ctx: ToolContext, folder: str, *, content: bool = True) -> dict[str, s
             (path, body if content else "") for path, body in skills.items() if is_under(path, folder)
         )
     return dict(sorted(found.items()))
+
+
+@contextmanager
+def contents(ctx: ToolContext, folder: str) -> Iterator[Iterator[tuple[str, str]]]:
+    """Every file at or inside ``folder`` with its content, streamed in path order.
+
+    Session and memory files come from one server-side cursor per table the folder
+    reaches, a few rows at a time (``STREAM_BATCH``), so a reader that stops early reads
+    no more, and the whole folder is never in memory at once.
+    """
+    with ExitStack() as cursors:
+        streams: list[Iterator[tuple[str, str]]] = []
+        if mount_of(folder) is None:
+            streams.append(
+                cursors.enter_context(ctx.store.session_files.stream_under(ctx.state.session_id, folder))
+            )
+        if is_under(MEMORIES, folder) or is_under(folder, MEMORIES):
+            streams.append(
+                cursors.enter_context(ctx.store.memory_files.stream_under(ctx.state.agent.id, folder))
+            )
+        if is_under(SKILLS, folder) or is_under(folder, SKILLS):
+            streams.append(iter(sorted((p, b) for p, b in _skill_files(ctx).items() if is_under(p, folder))))
+        yield heapq.merge(*streams)
 
 
 def _skill_files(ctx: ToolContext) -> dict[str, str]:

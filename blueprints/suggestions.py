@@ -1,0 +1,82 @@
+"""Suggestions: ``GET /v1/sessions/{id}/context/suggestions`` — what to drop from the next request, and its price.
+
+Computed from the same assembly and snapshot inspect answers with; no model is
+called and nothing is written. Applying one is an ordinary override PUT on its
+``target`` route (or, for ``would_compact``, ``POST .../compact``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import current_app
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from blueprints.common import MAX_PAGE, error_response
+from blueprints.context import blp, session_assembly
+from hango import telemetry, tenancy
+from hango.agent.snapshot import build_snapshot
+from hango.agent.suggestions import KINDS, Thresholds, compaction_preview, suggest
+from hango.telemetry import names
+
+
+class SuggestionArgsSchema(Schema):
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=MAX_PAGE))
+
+
+class SuggestionSchema(Schema):
+    kind = fields.String(metadata={"enum": list(KINDS)})
+    parts = fields.List(fields.String(), metadata={"description": "parts to exclude, closed under pairing"})
+    tokens_saved = fields.Integer()
+    cache_loss_tokens = fields.Integer(
+        metadata={"description": "tokens the next call no longer reads cached"}
+    )
+    target = fields.String(metadata={"enum": ["agent", "session"]})
+    reason = fields.String()
+    sessions_affected = fields.Integer(metadata={"description": "unused_tool: the agent's sessions"})
+    compaction = fields.Dict(metadata={"description": "would_compact: the compaction preview"})
+
+
+class SuggestionsSchema(Schema):
+    session_id = fields.String()
+    agent_id = fields.String(metadata={"description": "whose override route applies `agent` suggestions"})
+    total_after = fields.Integer(
+        metadata={"description": "the next request's tokens, as inspect counts them"}
+    )
+    count = fields.Integer(metadata={"description": "suggestions found (the list holds at most `limit`)"})
+    suggestions = fields.List(fields.Nested(SuggestionSchema))
+    compaction = fields.Dict(
+        allow_none=True, metadata={"description": "what compact-now (or the next call's compaction) would do"}
+    )
+
+
+@blp.route("/suggestions")
+class Suggestions(MethodView):
+    @blp.arguments(SuggestionArgsSchema, location="query")
+    @blp.response(200, SuggestionsSchema)
+    @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
+    def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
+        """Ranked suggestions of parts to drop, with the tokens each saves and the cache it costs."""
+        config = current_app.config["HANGO"]
+        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST) as span:
+            assembly = session_assembly()
+            snapshot = build_snapshot(assembly, tenancy.deps())
+            limits = Thresholds.from_config(config)
+            usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
+            found = suggest(assembly, snapshot, usage, limits)
+            span.set_attributes(
+                {
+                    names.CONTEXT_SUGGESTIONS: len(found),
+                    names.CONTEXT_SUGGESTED_TOKENS: sum(s.tokens_saved for s in found),
+                }
+            )
+        return {
+            "session_id": str(session_id),
+            "agent_id": str(assembly.state.agent.id),
+            "total_after": snapshot.total_after,
+            "count": len(found),
+            "suggestions": [s.as_dict() for s in found[: args["limit"]]],
+            "compaction": compaction_preview(assembly),
+        }

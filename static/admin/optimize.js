@@ -1,0 +1,75 @@
+// The Optimize card of the Context panel: the server's suggestions with what each saves and what
+// it costs in cache, applied in one click (an ordinary override PUT with If-Match), the compaction
+// preview, and Compact now with an optional focus. Nested in contextPanel: after a change it
+// calls the panel's reload(), so the table and totals show what is stored. Nothing is asked for
+// until the user presses Suggest.
+document.addEventListener("alpine:init", () => {
+  "use strict";
+
+  const ROUTES = { agent: (panel) => `/v1/agents/${panel.session.agent_id}`, session: (panel) => `/v1/sessions/${panel.id}` };
+
+  Alpine.data("optimizePanel", () => ({
+    suggestions: null,
+    suggestionCount: 0,
+    preview: null,
+    optimizing: false,
+    optimizeError: "",
+    optimizeNotice: "",
+    focus: "",
+    compacted: null,
+
+    // Asked for, not loaded with the panel: suggestions cost about an inspect of their own.
+    async loadSuggestions() {
+      this.optimizeError = "";
+      try {
+        const body = await hango.get(`/v1/sessions/${this.id}/context/suggestions`);
+        this.suggestions = body.suggestions;
+        this.suggestionCount = body.count;
+        this.preview = body.compaction;
+      } catch (error) {
+        this.optimizeError = hango.describe(error);
+      }
+    },
+
+    mayApply(item) {
+      return item.target === "session" || this.canChangeAgent;
+    },
+
+    // The stored explicit set of the suggestion's route plus its parts, PUT with the ETag just read.
+    async applySuggestion(item) {
+      if (item.kind === "would_compact") return this.compactNow();
+      await this.changing(async () => {
+        const path = `${ROUTES[item.target](this)}/context-overrides`;
+        const { data, headers } = await hango.send("GET", path);
+        const kept = data.overrides.filter((o) => o.paired_from === null && !item.parts.includes(o.part));
+        const added = item.parts.map((part) => ({ part, action: "exclude", replacement: null }));
+        await hango.send("PUT", path, { body: { overrides: [...kept, ...added] }, headers: { "If-Match": headers.get("ETag") } });
+        this.optimizeNotice = `Excluded ${item.parts.join(", ")}: saves ${hango.number(item.tokens_saved)} tokens.`;
+      });
+    },
+
+    async compactNow() {
+      await this.changing(async () => {
+        const body = this.focus.trim() ? { instructions: this.focus } : {};
+        this.compacted = (await hango.send("POST", `/v1/sessions/${this.id}/compact`, { body })).data;
+        this.optimizeNotice = `Compacted messages ${this.compacted.summarize[0]}–${this.compacted.summarize[1]} into the summary.`;
+      });
+    },
+
+    // One change at a time; then the panel and the suggestions are read again.
+    async changing(change) {
+      this.optimizing = true;
+      this.optimizeError = "";
+      this.optimizeNotice = "";
+      try {
+        await change();
+        await this.reload();
+        if (this.suggestions !== null) await this.loadSuggestions();
+      } catch (error) {
+        this.optimizeError = hango.describe(error);
+      } finally {
+        this.optimizing = false;
+      }
+    },
+  }));
+});

@@ -1,0 +1,70 @@
+"""``hango context suggest [--apply N]`` and ``hango context compact`` against a real gunicorn server."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+pytestmark = pytest.mark.server
+
+LINE = re.compile(
+    r"^ +(?P<n>\d+)\. (?P<kind>\w+) +saves +(?P<saved>\d+) tokens  cache cost +\d+  \w+ +(?P<parts>.+)$"
+)
+
+
+def suggested(hango, session: str) -> dict:
+    result = hango("context", "suggest", "--session", session, "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def test_suggest_prints_the_ranked_list_with_savings_and_cache_cost(hango, demo_session):
+    session = demo_session["session_id"]
+    body = suggested(hango, session)
+    assert body["suggestions"], "the demo re-reads and edits /notes.md: something is out of date"
+
+    result = hango("context", "suggest", "--session", session)
+
+    assert (result.code, result.err) == (0, "")
+    rows = [m.groupdict() for m in map(LINE.match, result.out.splitlines()) if m]
+    assert [(r["kind"], int(r["saved"]), r["parts"]) for r in rows] == [
+        (s["kind"], s["tokens_saved"], ", ".join(s["parts"]) or "(compaction)") for s in body["suggestions"]
+    ]
+    assert [int(r["n"]) for r in rows] == list(range(1, len(rows) + 1))
+    assert body["suggestions"][0]["reason"] in result.out
+
+
+def test_suggest_apply_puts_the_parts_with_if_match_and_the_savings_show(hango, demo_session):
+    session = demo_session["session_id"]
+    before = json.loads(hango("context", "show", "--session", session, "--json").out)
+    first = suggested(hango, session)["suggestions"][0]
+
+    result = hango("context", "suggest", "--session", session, "--apply", "1")
+
+    assert result.code == 0, result.err
+    assert result.out.startswith(f"excluded {', '.join(first['parts'])} on the {first['target']}")
+    after = json.loads(hango("context", "show", "--session", session, "--json").out)
+    assert before["total_after"] - after["total_after"] == first["tokens_saved"]
+    assert first not in suggested(hango, session)["suggestions"]
+
+
+def test_suggest_apply_out_of_range_is_a_usage_error(hango, demo_session):
+    result = hango("context", "suggest", "--session", demo_session["session_id"], "--apply", "99")
+    assert result.code == 2 and "--apply takes a number from the list" in result.err
+
+
+def test_compact_prints_what_it_summarized_and_the_history_stays(hango, demo_session):
+    session = demo_session["session_id"]
+    history = hango("messages", "--session", session, "--json").out
+
+    result = hango("context", "compact", "--session", session, "--instructions", "keep the file names")
+
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert re.fullmatch(r"summarized messages 1-\d+ \(\d+ tokens\) into the session's summary", lines[0])
+    assert lines[1].startswith("kept from message ")
+    assert hango("messages", "--session", session, "--json").out == history
+    shown = json.loads(hango("context", "show", "--session", session, "--json").out)
+    assert shown["messages"][0]["id"] == "summary"

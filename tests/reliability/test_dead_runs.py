@@ -1,0 +1,133 @@
+"""A run whose gunicorn worker was killed (SIGKILL) mid-run, then read through the API.
+
+The worker is killed while it waits on a provider that hangs, so its run row is
+``running`` and its connection (with the session's advisory lock) dies with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import uuid
+from urllib.parse import urlsplit
+
+import psutil
+import pytest
+import requests
+import sqlalchemy as sa
+
+from hango.db.schema import runs
+from tests.fakes.provider_server import MESSAGES
+from tests.reliability.conftest import Live, MakeTenant
+from tests.reliability.figures import record
+from tests.reliability.http import Http
+from tests.reliability.processes import gunicorn_workers
+from tests.reliability.test_faults import user_session
+from tests.support.net import wait_until
+
+pytestmark = pytest.mark.server
+
+
+def worker_calling(live: Live) -> int:
+    """The gunicorn worker with a connection open to the fake provider (the one running the run)."""
+    port = urlsplit(live.provider.url).port
+    for pid in gunicorn_workers(live.url):
+        if any(c.raddr and c.raddr.port == port for c in psutil.Process(pid).net_connections("tcp")):
+            return pid
+    raise AssertionError("no worker is calling the provider")
+
+
+def stored_run(engine: sa.Engine, session_id: str) -> sa.Row:
+    with engine.connect() as conn:
+        return conn.execute(sa.select(runs).where(runs.c.session_id == uuid.UUID(session_id))).one()
+
+
+LOCK_HELD = sa.text(
+    "select exists (select from pg_locks where locktype = 'advisory' and objsubid = 1 and granted"
+    " and database = (select oid from pg_database where datname = current_database())"
+    " and classid = ((hashtextextended(:session, 0) >> 32) & 4294967295)::oid"
+    " and objid = (hashtextextended(:session, 0) & 4294967295)::oid)"
+)
+
+
+def lock_held(engine: sa.Engine, session_id: str) -> bool:
+    """Whether some connection holds the session's advisory lock (asked of PostgreSQL directly)."""
+    with engine.connect() as conn:
+        return conn.execute(LOCK_HELD, {"session": session_id}).scalar_one()
+
+
+def kill_mid_run(live: Live, who: Http, engine: sa.Engine, session_id: str) -> None:
+    """Start a run on a hanging provider, SIGKILL the worker running it, wait for its lock to go."""
+    live.provider.hang(30, times=1, path=MESSAGES)
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(who.post(f"/v1/sessions/{session_id}/messages", json={"content": "go"}))
+        except requests.ConnectionError as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    wait_until(lambda: len(live.provider.bodies(MESSAGES)) == 1, timeout=15)
+    os.kill(worker_calling(live), signal.SIGKILL)
+    runner.join(timeout=30)
+    assert isinstance(outcome[0], requests.ConnectionError), outcome
+    # The worker's PostgreSQL connection ends a moment after the process: wait for that, not luck.
+    wait_until(lambda: not lock_held(engine, session_id), timeout=15)
+    assert stored_run(engine, session_id).status == "running"  # what is left to reap
+
+
+READS = {
+    "run": lambda who, session_id, run_id: who.get(f"/v1/runs/{run_id}"),
+    "session": lambda who, session_id, run_id: who.get(f"/v1/sessions/{session_id}"),
+    "runs": lambda who, session_id, run_id: who.get(f"/v1/sessions/{session_id}/runs"),
+}
+
+
+@pytest.mark.parametrize("read", READS)
+def test_a_run_whose_worker_was_killed_is_failed_the_next_time_it_or_its_session_is_read(
+    fresh: Live, live_tenant: MakeTenant, engine: sa.Engine, read: str
+) -> None:
+    owner = live_tenant(fresh.url).owner
+    session_id = user_session(owner, engine)
+    kill_mid_run(fresh, owner, engine, session_id)
+    run_id = stored_run(engine, session_id).id
+
+    answer = READS[read](owner, session_id, run_id)
+
+    assert answer.status_code == 200, answer.text
+    reaped = stored_run(engine, session_id)
+    assert reaped.status == "failed"
+    assert reaped.error["code"] == "interrupted"
+    assert reaped.finished_at is not None
+    if read != "session":  # the answer itself shows the run as it now is
+        shown = answer.json() if read == "run" else answer.json()["items"][0]
+        assert (shown["status"], shown["error"]["code"]) == ("failed", "interrupted")
+    record(f"dead_runs/{read}", status_after_read=reaped.status)
+
+
+def test_the_runs_list_never_shows_a_dead_run_as_running_and_a_live_one_stays_running(
+    fresh: Live, live_tenant: MakeTenant, engine: sa.Engine
+) -> None:
+    owner = live_tenant(fresh.url).owner
+    dead_session = user_session(owner, engine)
+    kill_mid_run(fresh, owner, engine, dead_session)
+    wait_until(lambda: len(gunicorn_workers(fresh.url)) == 2, timeout=15)
+    live_session = user_session(owner, engine)
+    fresh.provider.reset()
+    fresh.provider.hang(5, times=1, path=MESSAGES)
+    running = threading.Thread(
+        target=lambda: owner.post(f"/v1/sessions/{live_session}/messages", json={"content": "slow"})
+    )
+    running.start()
+    try:
+        wait_until(lambda: len(fresh.provider.bodies(MESSAGES)) == 1, timeout=15)
+        dead = owner.get(f"/v1/sessions/{dead_session}/runs").json()["items"]
+        alive = owner.get(f"/v1/sessions/{live_session}/runs").json()["items"]
+    finally:
+        running.join(timeout=30)  # the live run answers once its 5 s hang ends
+
+    assert [r["status"] for r in dead] == ["failed"]
+    assert [r["status"] for r in alive] == ["running"]  # its worker holds the lock: not reaped
