@@ -68,6 +68,8 @@ def test_golden_output_per_command_at_80_and_120_columns(hango, prepared, monkey
     assert result.code == 0
     if name != "show_full":  # a part's whole content is printed as it is
         assert max(map(width_of, result.out.splitlines())) <= columns
-    said = result.out + (f"--- stderr\n{result.err}" if result.err else "")  # an agent change states its scope
+    said = result.out + (
+        f"--- stderr\n{result.err}" if result.err else ""
+    )  # an agent change states its scope
     text = MILLISECONDS.sub("(<n> ms)", UUID.sub("<uuid>", said))  # the only things that vary
     assert_golden(GOLDEN / f"context_{name}_{columns}.txt", text)
