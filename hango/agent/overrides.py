@@ -79,10 +79,7 @@ class Overrides:
 def check_override(override: Override, target: str) -> None:
     """Reject a malformed override for ``target`` (``agent`` or ``session``) with its reason code."""
     part = override.part
-    try:
-        kind = kind_of(part)
-    except MalformedPart:
-        raise OverrideRejected("malformed_part", f"{part!r} is not a part id", [part]) from None
+    kind = _kind(part)
     kinds = AGENT_KINDS if target == "agent" else SESSION_KINDS
     if kind not in kinds:
         route = "session" if target == "agent" else "agent"
@@ -107,20 +104,35 @@ def screen(
 ) -> dict[PartID, Override]:
     """The explicit overrides by part, after every rule a PUT and a try share (one check, both routes).
 
-    Each override must be well formed for ``target`` (a try has none: each part
-    goes to its own set), no part may appear twice (an exclude and a replace of
-    one part included), and each must name a part of the next request
-    (``present``) or one the stored set already holds (``stored``: it may be stale).
+    Each part must be well formed and name a part of the next request
+    (``present``) or one the stored set already holds (``stored``: it may be
+    stale) — checked first, so a part that does not exist is called unknown on
+    any route that sees its kind (the agent's route sees no message or summary
+    parts: there such a part is a wrong target). Then each override must suit
+    ``target`` (a try has none: each part goes to its own set), and no part may
+    appear twice (an exclude and a replace of one part included).
     """
-    for override in overrides:
-        check_override(override, target or target_of(override.part))
-    chosen = distinct(overrides)
     known = set(present) | set(stored)
-    unknown = [p for p in chosen if p not in known]
+    seen = AGENT_KINDS if target == "agent" else AGENT_KINDS | SESSION_KINDS
+    unknown = [
+        o.part
+        for o in overrides
+        if o.paired_from is None and o.part not in known and _kind(o.part) in seen
+    ]
     if unknown:
         message = "these parts are not in the session's next request: " + ", ".join(in_part_order(unknown))
         raise OverrideRejected("unknown_part", message, unknown)
-    return chosen
+    for override in overrides:
+        check_override(override, target or target_of(override.part))
+    return distinct(overrides)
+
+
+def _kind(part: PartID) -> str:
+    """The part's kind; a malformed id is rejected with ``malformed_part``."""
+    try:
+        return kind_of(part)
+    except MalformedPart:
+        raise OverrideRejected("malformed_part", f"{part!r} is not a part id", [part]) from None
 
 
 def apply_system(blocks: Sequence[SourcedBlock], overrides: Overrides) -> list[SourcedBlock]:

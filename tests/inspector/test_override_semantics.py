@@ -23,8 +23,8 @@ def _re(part: str, text: str) -> dict[str, Any]:
 
 
 # Each case: (PUT route, PUT overrides), the try body meaning the same, the code, the parts it names.
-# A try has no target (each part goes to its own set), so "wrong target" has no try body: its case
-# runs against PUT only.
+# A try has no target (each part goes to its own set), so "wrong target" and the session's route
+# asked about agent parts have no try body: their cases run against PUT only.
 REFUSED = {
     "duplicate part": (
         ("session", _ex("message:2", "message:2")),
@@ -60,6 +60,12 @@ REFUSED = {
     "unknown tool and system part": (
         ("agent", _ex("tool:nope", "system:nope")),
         {"exclude": ["tool:nope", "system:nope"]},
+        "unknown_part",
+        ["system:nope", "tool:nope"],
+    ),
+    "unknown tool and system part on the session's route": (
+        ("session", _ex("tool:nope", "system:nope")),
+        None,
         "unknown_part",
         ["system:nope", "tool:nope"],
     ),
