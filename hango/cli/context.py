@@ -5,6 +5,9 @@ the agent's provider is sent). The change commands read the session's parts
 (for the agent id, ranges, each part's ``target`` route and ``paired_with``
 group, all decided by the server), then read the override set of each route
 they touch with its ``ETag``, change it, and ``PUT`` it back with ``If-Match``.
+A part the session's next request does not hold is sent too, for the server to
+refuse with its own message (exit 1). A command saves on both routes or on
+neither: when the second ``PUT`` is refused, the first route's set is put back.
 An agent-level change says how many sessions it applies to, before and after
 saving. ``message:3..9`` (inclusive) names the session's messages in that range.
 """
@@ -22,7 +25,7 @@ from typing import Any
 
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
-from hango.cli.context_parts import Overrides, by_route, expand, known_parts, with_pairs
+from hango.cli.context_parts import Overrides, by_route, expand, known_parts, unknown_parts, with_pairs
 from hango.cli.context_suggest import render_compaction, render_suggestions
 from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
 
@@ -165,6 +168,7 @@ class Routes:
         self.api = api
         self.snapshot = snapshot
         self._read: dict[str, tuple[Overrides, str | None]] = {}
+        self._written: dict[str, str | None] = {}
         self._scope: dict[str, Any] | None = None
 
     def path(self, route: str) -> str:
@@ -187,7 +191,7 @@ class Routes:
         if route == "agent":
             print(f"saving the agent's overrides: {scope_text(self._scope)}", file=sys.stderr)
         try:
-            body, _ = self.api.exchange(
+            body, headers = self.api.exchange(
                 "PUT", self.path(route), body=overrides.body(), headers={"If-Match": etag}
             )
         except ApiError as exc:
@@ -203,7 +207,39 @@ class Routes:
                     f"nothing was saved for the {route}: run the command again"
                 ) from exc
             raise
+        self._written[route] = headers.get("ETag")
         return body
+
+    def save(self, changes: dict[str, Overrides]) -> dict[str, dict[str, Any]]:
+        """PUT each route's new set in turn; when one is refused, put back the sets already saved."""
+        saved: dict[str, dict[str, Any]] = {}
+        for route, overrides in changes.items():
+            try:
+                saved[route] = self.write(route, overrides)
+            except ClientError as exc:
+                raise self._put_back(list(saved), exc) from exc
+        return saved
+
+    def _put_back(self, routes: list[str], refused: ClientError) -> ClientError:
+        """``refused``, saying what became of the routes this command had saved before it."""
+        notes = [str(refused)]
+        for route in routes:
+            try:
+                self.api.exchange(
+                    "PUT",
+                    self.path(route),
+                    body=self.read(route).body(),
+                    headers={"If-Match": self._written[route]},
+                )
+                notes.append(f"the {route}'s overrides this command had saved were put back")
+            except ClientError as exc:
+                notes.append(
+                    f"the {route}'s overrides were saved and could not be put back ({exc}): "
+                    "check them with `hango context show`"
+                )
+        error = ClientError("; ".join(notes))
+        error.exit_code = refused.exit_code
+        return error
 
 
 def _parts(api: Client, session: str, specs: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -214,17 +250,23 @@ def _parts(api: Client, session: str, specs: list[str]) -> tuple[dict[str, Any],
 def exclude_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     """Exclude parts; the server pulls in their tool pair companions."""
     snapshot, parts = _parts(api, args.session, args.parts)
-    routes, saved, companions, already = Routes(api, snapshot), {}, [], []
+    routes, changes, already = Routes(api, snapshot), {}, []
     for route, chosen in by_route(snapshot, parts):
         before = routes.read(route)
         if before.excludes(chosen):
             already += chosen
-            continue
-        saved[route] = routes.write(route, before.with_excluded(chosen))
-        companions += [p for p in saved[route]["added"] if p not in before.parts() and p not in parts]
+        else:
+            changes[route] = before.with_excluded(chosen)
+    saved = routes.save(changes)
+    companions = [
+        p
+        for route in saved
+        for p in saved[route]["added"]
+        if p not in routes.read(route).parts() and p not in parts
+    ]
     return {
         "excluded": [p for p in parts if p not in already],
-        "already": already,
+        "already": [p for p in parts if p in already],
         "companions": companions,
         "scope": _scope_of(saved),
         "saved": saved,
@@ -232,21 +274,26 @@ def exclude_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def include_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
-    """Remove the parts' overrides and those of every part they pair with."""
+    """Remove the parts' overrides and those of every part they pair with.
+
+    A part the next request does not hold has no override to remove; the server
+    is asked about it first (its answer is the error), so nothing is saved.
+    """
     snapshot, parts = _parts(api, args.session, args.parts)
-    routes, saved, included, released = Routes(api, snapshot), {}, [], []
+    for part in unknown_parts(snapshot, parts):
+        inspect(api, args.session, full=part)
+    routes, changes, freed = Routes(api, snapshot), {}, []
     for route, chosen in by_route(snapshot, parts):
         before = routes.read(route)
-        freed = [p for p in with_pairs(chosen, snapshot) if p in before.parts()]
-        if freed:
-            saved[route] = routes.write(route, before.without(freed))
-        included += [p for p in chosen if p in freed]
-        released += [p for p in freed if p not in chosen]
-    unchanged = [p for p in parts if p not in included]
+        released = [p for p in with_pairs(chosen, snapshot) if p in before.parts()]
+        if released:
+            changes[route] = before.without(released)
+        freed += released
+    saved = routes.save(changes)
     return {
-        "included": included,
-        "released": released,
-        "unchanged": unchanged,
+        "included": [p for p in parts if p in freed],
+        "released": [p for p in known_parts(snapshot) if p in freed and p not in parts],
+        "unchanged": [p for p in parts if p not in freed],
         "scope": _scope_of(saved),
         "saved": saved,
     }
@@ -259,7 +306,7 @@ def replace_part(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     routes = Routes(api, snapshot)
     [(route, _)] = by_route(snapshot, [args.part])
     before = routes.read(route)
-    saved = {route: routes.write(route, before.with_replaced(args.part, text))}
+    saved = routes.save({route: before.with_replaced(args.part, text)})
     return {"replaced": [args.part], "scope": _scope_of(saved), "saved": saved}
 
 

@@ -2,7 +2,7 @@
 
 The server owns every rule: which route a part is overridden on (each part's
 ``target``), which parts go together (``paired_with``, the whole pair group),
-validation and the pair closure. These helpers only read those fields and build
+validation (an unknown part included) and the pair closure. These helpers only read those fields and build
 the explicit set a command sends. Companions (``paired_from`` set) are never
 sent back: the server recomputes them from the explicit overrides.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from hango.cli.client import UsageError
 
 GROUPS = ("system", "tools", "messages")
-ROUTES = ("agent", "session")
+ROUTES = ("session", "agent")
 _RANGE = re.compile(r"^message:(\d+)\.\.(\d+)$")
 
 
@@ -31,16 +31,23 @@ def known_parts(snapshot: dict[str, Any]) -> list[str]:
 
 
 def by_route(snapshot: dict[str, Any], parts: list[str]) -> list[tuple[str, list[str]]]:
-    """``parts`` split by the route the server names for each (agent first), leaving out an empty one.
+    """``parts`` split by the route the server names for each (``target``), leaving out an empty one.
 
-    A part the session's next request does not hold has no route: the server would refuse it.
+    A part the inspect response does not hold has no ``target``: it goes on the
+    session's route, which sees the whole next request, for the server to judge
+    (``unknown_part``). The session's route comes first: it is the one that
+    refuses parts and history, so a refusal there leaves the agent's set untouched.
     """
     known = by_id(snapshot)
-    unknown = [p for p in parts if p not in known]
-    if unknown:
-        raise UsageError(f"not in the session's next request: {', '.join(unknown)}")
-    split = [(route, [p for p in parts if known[p]["target"] == route]) for route in ROUTES]
-    return [(route, chosen) for route, chosen in split if chosen]
+    split = {route: [p for p in parts if p in known and known[p]["target"] == route] for route in ROUTES}
+    split["session"] += unknown_parts(snapshot, parts)
+    return [(route, split[route]) for route in ROUTES if split[route]]
+
+
+def unknown_parts(snapshot: dict[str, Any], parts: Iterable[str]) -> list[str]:
+    """The ``parts`` that the inspect response does not hold (the server says why)."""
+    known = by_id(snapshot)
+    return [p for p in parts if p not in known]
 
 
 def with_pairs(parts: Iterable[str], snapshot: dict[str, Any]) -> list[str]:

@@ -150,8 +150,11 @@ def test_a_refused_set_prints_the_reason_and_parts_with_exit_1(hango, demo_sessi
     result = hango("context", "replace", "--session", session, "tool:grep", "--text", "anything")
     assert result.code == 1
     assert "(422 replace_not_allowed_for_tools); parts: tool:grep" in result.err
-    result = hango("context", "exclude", "--session", session, "bogus")  # no part: it has no route
-    assert (result.code, "not in the session's next request: bogus" in result.err) == (2, True)
+    result = hango("context", "exclude", "--session", session, "bogus")  # the server judges it
+    assert (result.code, result.err) == (
+        1,
+        "hango: 'bogus' is not a part id (422 malformed_part); parts: bogus\n",
+    )
 
 
 def test_a_stale_etag_is_said_plainly_and_nothing_is_saved(hango, demo_session, monkeypatch):

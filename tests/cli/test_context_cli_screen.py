@@ -133,15 +133,6 @@ def test_an_api_url_without_a_scheme_is_a_usage_error(hango, monkeypatch, url):
     assert "HANGO_API_URL must start with http:// or https://" in result.err and repr(url) in result.err
 
 
-def test_an_unknown_part_exits_1_with_the_servers_message(hango, demo_session):
-    session = demo_session["session_id"]
-    result = hango("context", "show", "--session", session, "--full", "message:99")
-    assert (result.code, result.out) == (1, "")
-    assert result.err == "hango: message:99 is not part of this session's next request (404 not_found)\n"
-    result = hango("context", "try", "--session", session, "--exclude", "tool:nope!")
-    assert result.code == 1 and "(422 malformed_part)" in result.err and "Traceback" not in result.err
-
-
 def test_a_member_who_may_not_change_the_agent_is_told_so(hango, demo_session, monkeypatch):
     member = {"Authorization": f"Bearer {demo_session['member_key']}"}
     created = requests.post(
