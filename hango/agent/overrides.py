@@ -115,9 +115,7 @@ def screen(
     known = set(present) | set(stored)
     seen = AGENT_KINDS if target == "agent" else AGENT_KINDS | SESSION_KINDS
     unknown = [
-        o.part
-        for o in overrides
-        if o.paired_from is None and o.part not in known and _kind(o.part) in seen
+        o.part for o in overrides if o.paired_from is None and o.part not in known and _kind(o.part) in seen
     ]
     if unknown:
         message = "these parts are not in the session's next request: " + ", ".join(in_part_order(unknown))
