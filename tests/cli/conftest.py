@@ -6,11 +6,13 @@ server on the test database; nothing of the HTTP layer is mocked.
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import requests
 import sqlalchemy as sa
 
 from hango.cli import demo, main
@@ -52,6 +54,18 @@ def demo_session(
     monkeypatch.setenv("HANGO_API_KEY", seeded["owner_key"])
     monkeypatch.setenv("COLUMNS", "120")
     return seeded
+
+
+def member_session(demo: dict[str, Any]) -> str:
+    """A session of the demo agent that the member (who may not change the agent) starts."""
+    created = requests.post(
+        f"{os.environ['HANGO_API_URL']}/v1/sessions",
+        json={"agent_id": demo["agent_id"], "title": "mine"},
+        headers={"Authorization": f"Bearer {demo['member_key']}"},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    return created.json()["id"]
 
 
 GOLDEN_PROMPT = "You answer in one line.\nYou never guess."

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import requests
 
+from tests.cli.conftest import member_session
+
 pytestmark = pytest.mark.server
 
 UNKNOWN_TOOL = "hango: these parts are not in the session's next request: tool:nope (422 unknown_part); parts: tool:nope\n"
@@ -87,14 +89,7 @@ def test_a_command_with_an_unknown_part_saves_nothing_on_either_route(hango, dem
 
 def test_a_refused_second_put_puts_the_first_routes_set_back(hango, demo_session, monkeypatch):
     """A member may change their session's messages but not the agent: a command that does both saves nothing."""
-    created = requests.post(
-        f"{os.environ['HANGO_API_URL']}/v1/sessions",
-        json={"agent_id": demo_session["agent_id"], "title": "mine"},
-        headers={"Authorization": f"Bearer {demo_session['member_key']}"},
-        timeout=30,
-    )
-    assert created.status_code == 201, created.text
-    session = created.json()["id"]
+    session = member_session(demo_session)
     monkeypatch.setenv("HANGO_API_KEY", demo_session["member_key"])
     for text in ("Hello.", "Plan the week."):  # offline/echo answers: messages 1-4
         assert hango("chat", "--session", session, text).code == 0
@@ -105,3 +100,12 @@ def test_a_refused_second_put_puts_the_first_routes_set_back(hango, demo_session
     assert f"you may not change agent {demo_session['agent_id']}" in result.err
     assert "the session's overrides this command had saved were put back" in result.err
     assert stored(demo_session, session, "member_key") == {"agent": [], "session": []}
+
+
+def test_a_member_who_may_not_change_the_agent_is_told_so(hango, demo_session, monkeypatch):
+    session = member_session(demo_session)
+    monkeypatch.setenv("HANGO_API_KEY", demo_session["member_key"])
+    result = hango("context", "exclude", "--session", session, "system:todo")
+    assert (result.code, result.out) == (1, "")
+    assert f"you may not change agent {demo_session['agent_id']}" in result.err
+    assert "only by its owner or a tenant admin" in result.err and "not found" not in result.err

@@ -15,10 +15,10 @@ import re
 import shlex
 
 import pytest
-import requests
 
 from hango.cli import main
 from hango.config import REPO_ROOT
+from tests.cli.conftest import member_session
 
 pytestmark = pytest.mark.server
 
@@ -61,18 +61,6 @@ class Terminal:
         for value, name in self.names.items():
             text = text.replace(value, name)
         return MILLISECONDS.sub("(… ms)", UUID.sub("…", text))
-
-
-def member_session(demo: dict[str, str]) -> str:
-    """A session of the demo agent that the member (not the agent's owner) starts."""
-    created = requests.post(
-        f"{os.environ['HANGO_API_URL']}/v1/sessions",
-        json={"agent_id": demo["agent_id"], "title": "mine"},
-        headers={"Authorization": f"Bearer {demo['member_key']}"},
-        timeout=30,
-    )
-    assert created.status_code == 201, created.text
-    return created.json()["id"]
 
 
 def doc_blocks(terminal: Terminal, demo: dict[str, str]) -> dict[str, str]:
