@@ -182,7 +182,8 @@ class Routes:
         if route not in self._read:
             body, headers = self.api.exchange("GET", self.path(route))
             self._read[route] = (Overrides(body["overrides"]), headers.get("ETag"))
-            self._scope = body.get("scope")
+            if route == "agent":  # only the agent's set has a scope
+                self._scope = body.get("scope")
         return self._read[route][0]
 
     def write(self, route: str, overrides: Overrides) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 The server owns every rule: which route a part is overridden on (each part's
 ``target``), which parts go together (``paired_with``, the whole pair group),
-validation (an unknown part included) and the pair closure. These helpers only read those fields and build
-the explicit set a command sends. Companions (``paired_from`` set) are never
+validation (of unknown parts too) and the pair closure. These helpers only read
+those fields and build the explicit set a command sends. Companions (``paired_from`` set) are never
 sent back: the server recomputes them from the explicit overrides.
 """
 
