@@ -92,6 +92,13 @@
     });
   }
 
+  // What saving the wanted state costs the prompt cache: the tokens the next call no longer
+  // reads from it. The server gives each part of the cached prefix its `cache_loss_tokens`
+  // (that part and every cached part after it); the earliest changed part decides.
+  function cacheLoss(snapshot, want, stored) {
+    return Math.max(0, ...pending(snapshot, want, stored).filter((p) => p.cached_prefix).map((p) => p.cache_loss_tokens));
+  }
+
   // The totals with the wanted state: the inspect figures plus the tokens of every part
   // whose inclusion changed. Right after a Save they are exactly the server's.
   function totals(snapshot, want) {
@@ -156,7 +163,7 @@
       { key: "system", label: "System", tokens: sums.groups.system.after },
       { key: "tools", label: "Tools", tokens: sums.groups.tools.after },
       { key: "messages", label: "Messages and summary", tokens: sums.groups.messages.after },
-      { key: "free", label: "Free", tokens: Math.max(0, trigger - used) },
+      { key: "free", label: "Free before compaction", tokens: Math.max(0, trigger - used) },
       { key: "buffer", label: "Compaction buffer", tokens: Math.max(0, window - reserve - Math.max(used, trigger)) },
       { key: "reserve", label: "Output reserve", tokens: reserve },
     ];
@@ -213,6 +220,6 @@
 
   window.hango.context = {
     isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, scopeText, freeze,
-    segments, view, tryDiff,
+    segments, view, tryDiff, cacheLoss,
   };
 })();

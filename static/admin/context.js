@@ -18,6 +18,7 @@ document.addEventListener("alpine:init", () => {
     stored: { agent: [], session: [] },
     scope: null,
     agentScope: "",
+    cacheLoss: "",
     copied: "",
     etags: { agent: null, session: null },
     want: {},
@@ -111,6 +112,10 @@ document.addEventListener("alpine:init", () => {
       // Before Save: what an agent-level change reaches, so nobody changes 14 sessions by surprise.
       const agentChange = model.changed(this.snapshot, want, this.stored.agent, true);
       this.agentScope = agentChange ? `Saving changes the agent's parts: ${model.scopeText(this.scope)}.` : "";
+      const loss = model.cacheLoss(this.snapshot, want, this.storedAll);
+      this.cacheLoss = loss
+        ? `Saving breaks the cached prompt prefix: the next call no longer reads ${hango.number(loss)} tokens from the cache (they are written to it again).`
+        : "";
     },
 
     get storedAll() {
@@ -196,7 +201,7 @@ document.addEventListener("alpine:init", () => {
         await this.reload();
         this.$dispatch("context-saved"); // the Optimize card reads its suggestions again
         this.added = added;
-        const reach = savedScope ? ` The agent's parts ${model.scopeText(savedScope)}.` : "";
+        const reach = savedScope ? ` The agent's set ${model.scopeText(savedScope)}.` : "";
         const pulled = added.length ? ` The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "";
         this.notice = `Saved.${reach}${pulled}`;
       } catch (error) {

@@ -280,6 +280,35 @@ def test_an_agent_level_change_states_its_scope_before_and_after_saving(admin: A
     expect(scope).to_have_text("Saving changes the agent's parts: applies to 1 session of Demo agent.")
     admin.save()
     expect(admin.page.get_by_test_id("notice")).to_contain_text(
-        "The agent's parts applies to 1 session of Demo agent."
+        "The agent's set applies to 1 session of Demo agent."
     )
     expect(scope).to_be_hidden()
+
+
+def test_before_saving_a_change_that_breaks_the_cached_prefix_the_panel_says_the_cache_tokens_it_costs(
+    admin: Admin, api: Api, demo: Demo
+):
+    inspect = api.inspect(demo.session_id)
+    cached = [p for p in (*inspect["tools"], *inspect["system"]) if p["cached_prefix"]]
+    first, late = cached[0], cached[-1]  # the prefix's first part costs all of it, its last the least
+    assert first["cache_loss_tokens"] > late["cache_loss_tokens"] > 0
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    note = admin.page.get_by_test_id("cache-loss")
+
+    def says(tokens: int) -> None:
+        expect(note).to_have_text(
+            f"Saving breaks the cached prompt prefix: the next call no longer reads {tokens:,} tokens "
+            "from the cache (they are written to it again)."
+        )
+
+    admin.box(THANKS).uncheck()
+    expect(note).to_be_hidden()  # a message is past the cached prefix
+    admin.box(late["id"]).uncheck()
+    says(late["cache_loss_tokens"])
+    admin.box(first["id"]).uncheck()
+    says(first["cache_loss_tokens"])  # the earliest change decides
+    admin.box(first["id"]).check()
+    says(late["cache_loss_tokens"])
+    admin.page.get_by_role("button", name="Discard").click()
+    expect(note).to_be_hidden()

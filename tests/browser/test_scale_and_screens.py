@@ -134,7 +134,10 @@ def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
 
     shots = [shoot("context-panel.png")]
     page.get_by_label("Totals").screenshot(path=tmp_path / "context-bar.png")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": 1600})  # the whole card, drawn
     try_card.screenshot(path=tmp_path / "context-try-side-by-side.png")
+    page.set_viewport_size(size)
     shots += [tmp_path / "context-bar.png", tmp_path / "context-try-side-by-side.png"]
     admin.row("message:6").click()
     expect(page.get_by_test_id("detail").get_by_test_id("full")).to_contain_text("read_file")
