@@ -109,10 +109,14 @@ class InspectSchema(Schema):
         required=True, metadata={"description": "the next call's `max_tokens`: room kept for the answer"}
     )
     free = fields.Integer(
-        required=True, metadata={"description": "context_window - total_after - output_reserve"}
+        required=True,
+        metadata={
+            "description": "context_window - total_after - output_reserve; negative when the input and the "
+            "output reserve together exceed the window (the provider would refuse the call)"
+        },
     )
     free_before_compaction = fields.Integer(
-        required=True, metadata={"description": "tokens left until compact_at"}
+        required=True, metadata={"description": "tokens left until compact_at; 0 once past it"}
     )
     would_compact = fields.Boolean(required=True)
     last_call = fields.Nested(LastCallSchema, required=True, allow_none=True)

@@ -57,7 +57,13 @@ class ScopeSchema(Schema):
 
 
 class AgentOverrideSetSchema(OverrideSetSchema):
-    scope = fields.Nested(ScopeSchema, dump_only=True)
+    scope = fields.Nested(
+        ScopeSchema,
+        load_default=None,
+        metadata={
+            "description": "answered by the server; a PUT may send it back (a GET body as it is), unread"
+        },
+    )
 
 
 class OverrideSetResultSchema(OverrideSetSchema):
@@ -169,7 +175,7 @@ class AgentOverrides(MethodView):
         """The agent's overrides of system and tool parts (they apply to every session of the agent)."""
         return _respond(Target("agent", agent_id))
 
-    @blp.arguments(OverrideSetSchema)
+    @blp.arguments(AgentOverrideSetSchema)
     @blp.response(200, AgentOverrideSetResultSchema)
     @_documented
     def put(self, body: dict, agent_id: uuid.UUID):

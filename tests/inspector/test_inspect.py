@@ -182,7 +182,7 @@ def test_full_returns_the_whole_part_and_its_replacement(lab: Lab):
     assert bad.status_code == 422 and bad.get_json()["error"]["code"] == "malformed_part"
 
 
-def test_window_compact_at_and_free(make_lab):
+def test_window_and_compact_at(make_lab):
     lab = make_lab(compact_trigger=0.5)
     agent = lab.agent(model=OFFLINE, context_window=50_000)
     session = lab.session(agent, [user("hi")])
@@ -190,9 +190,7 @@ def test_window_compact_at_and_free(make_lab):
     body = lab.inspect(session)
 
     assert (body["context_window"], body["compact_at"]) == (50_000, 25_000)
-    assert body["free"] == 50_000 - body["total_after"] - body["output_reserve"]
-    assert body["free_before_compaction"] == 25_000 - body["total_after"]
-    assert body["would_compact"] is False
+    assert body["would_compact"] is False  # free and free_before_compaction: tests/inspector/test_numbers.py
 
 
 def test_the_output_reserve_is_the_requests_max_tokens(lab: Lab):

@@ -75,6 +75,17 @@ def test_free_takes_the_output_reserve_and_free_before_compaction_is_given(make_
     assert body["free_before_compaction"] == 25_000 - body["total_after"]
 
 
+def test_free_is_negative_when_the_input_and_the_output_reserve_exceed_the_window(make_lab):
+    lab = make_lab(compact_trigger=0.5)
+    session = lab.session(lab.agent(model=OFFLINE, context_window=6_000), [user("word " * 3_000)])
+
+    body = lab.inspect(session)
+
+    assert body["total_after"] + body["output_reserve"] > body["context_window"]
+    assert body["free"] == 6_000 - body["total_after"] - 4096 < 0  # the provider would refuse this call
+    assert body["free_before_compaction"] == 0 and body["would_compact"] is True
+
+
 def test_last_call_is_the_last_call_of_a_run_with_its_purpose_never_a_try(lab: Lab):
     session = lab.session(lab.agent(model="anthropic/claude-test"), [user("one"), assistant("two")])
     lab.fake.reply(Response(Message("assistant", (TextBlock("done"),)), "end_turn", Usage(700, 5)))

@@ -1,9 +1,11 @@
 """Golden tests of assembled requests: exactly what a model receives.
 
-The demo agent's next request is assembled through the real chain from the seeded
-demo session; an anthropic agent's run is recorded on the wire by the fake server.
-The snapshots are JSON files in ``tests/runtime/golden/``. After an intended change
-to a prompt, a tool definition or the assembly, regenerate them and review the diff::
+The demo agent's next request is assembled from the seeded demo session by the
+assembly path that runs, inspect, try and the override checks share
+(``prepare_session``, then the chain run to ``capture``); an anthropic agent's run
+is recorded on the wire by the fake server. The snapshots are JSON files in
+``tests/runtime/golden/``. After an intended change to a prompt, a tool definition
+or the assembly, regenerate them and review the diff::
 
     HANGO_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/runtime/test_golden.py -p no:cacheprovider
 """
@@ -19,13 +21,12 @@ import sqlalchemy as sa
 
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.loader import load_state, prepare
-from hango.agent.stack import build_chain
-from hango.agent.state import Caller, StoredMessage
-from hango.agent.turns import model_phase
+from hango.agent.inspect import capture, prepare_session
+from hango.agent.state import Caller
+from hango.agent.trying import new_turn
 from hango.cli import demo
 from hango.config import Config, load_config
-from hango.messages import Message, Response, TextBlock, block_to_dict
+from hango.messages import Message, TextBlock, block_to_dict
 from hango.store import TenantStore
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import tool_call
@@ -59,20 +60,13 @@ def demo_request(engine: sa.Engine, demo_config: Config, clean_db: None) -> Draf
 
 
 def next_request(deps: Deps, tenant_id: uuid.UUID, session_id: str) -> Draft:
-    """Load the session as a run does, add a user text, and capture the draft at the base handler."""
-    chain, received = build_chain(), []
-
-    def capture(draft: Draft) -> Response:
-        received.append(draft)
-        return Response(Message("assistant", (TextBlock("captured"),)), "end_turn")
-
+    """The session's next call for one more user text, prepared and captured by inspect's own path."""
     with deps.engine.connect() as conn:
         store = TenantStore(conn, tenant_id)
         session = store.sessions.get(uuid.UUID(session_id))
-        state = prepare(chain, load_state(store, session, Caller(None, None)), store, deps)
-    state.history.append(StoredMessage(state.last_seq + 1, Message("user", (TextBlock(NEXT_TEXT),))))
-    model_phase(chain, state, capture)
-    return received[0]
+        prepared = prepare_session(deps, store, session, Caller(None, None))
+    prepared.state.history.append(new_turn(prepared.state, NEXT_TEXT))
+    return capture(prepared.chain, prepared.state)
 
 
 def test_demo_system_blocks_in_order(demo_request: Draft) -> None:
