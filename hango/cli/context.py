@@ -411,6 +411,6 @@ PRINTERS = {
     include_parts: partial(said, INCLUDE_SAYS),
     replace_part: partial(said, REPLACE_SAYS),
     try_call: lambda result, _args: render_try(result, terminal_width()),
-    suggest_parts: lambda result, _args: render_suggestions(result),
-    compact_now: lambda result, _args: render_compaction(result),
+    suggest_parts: lambda result, _args: render_suggestions(result, terminal_width()),
+    compact_now: lambda result, _args: render_compaction(result, terminal_width()),
 }

@@ -4,42 +4,45 @@ from __future__ import annotations
 
 from typing import Any
 
+from hango.cli.context_table import visible, wrap
+
 NO_SUGGESTIONS = "no suggestions: nothing in the next request looks like dead weight"
 
 
-def render_suggestions(result: dict[str, Any]) -> list[str]:
-    """The ranked list (one numbered line each, the reason under it), or what ``--apply`` did."""
+def render_suggestions(result: dict[str, Any], width: int) -> list[str]:
+    """The ranked list (a numbered line each, its parts and reason under it), or what ``--apply`` did."""
     if "applied" in result:
-        return _applied(result)
+        return _applied(result, width)
     items = result["suggestions"]
     if not items:
         return [NO_SUGGESTIONS]
     lines = []
     for number, item in enumerate(items, 1):
-        parts = ", ".join(item["parts"]) or "(compaction)"
-        lines.append(
-            f"{number:>3}. {item['kind']:<17} saves {item['tokens_saved']:>6} tokens  "
-            f"cache cost {item['cache_loss_tokens']:>6}  {item['target']:<7}  {parts}"
+        lines += wrap(
+            f"{number}. {item['kind']} on the {item['target']}: saves {item['tokens_saved']} tokens, "
+            f"cache cost {item['cache_loss_tokens']}",
+            width,
         )
-        lines.append(f"     {item['reason']}")
+        lines += wrap(", ".join(item["parts"]) or "(compaction)", width, "   ")
+        lines += wrap(visible(item["reason"]), width, "   ")
     shown = len(items)
     total = result["total_after"]
-    lines.append(f"{shown} of {result['count']} suggestions; the next request is {total} tokens")
+    lines += wrap(f"{shown} of {result['count']} suggestions; the next request is {total} tokens", width)
     return lines
 
 
-def _applied(result: dict[str, Any]) -> list[str]:
+def _applied(result: dict[str, Any], width: int) -> list[str]:
     item = result["applied"]
     if "compacted" in result:
-        return render_compaction(result["compacted"])
+        return render_compaction(result["compacted"], width)
     added = result["saved"].get("added", [])
     said = f"excluded {', '.join(item['parts'])} on the {item['target']}: saves {item['tokens_saved']} tokens"
-    return [said] + ([f"pulled in as tool pair companions: {', '.join(added)}"] if added else [])
+    pulled = f"pulled in as tool pair companions: {', '.join(added)}"
+    return wrap(said, width) + (wrap(pulled, width) if added else [])
 
 
-def render_compaction(result: dict[str, Any]) -> list[str]:
+def render_compaction(result: dict[str, Any], width: int) -> list[str]:
     first, last = result["summarize"]
-    return [
-        f"summarized messages {first}-{last} ({result['tokens_summarized']} tokens) into the session's summary",
-        f"kept from message {result['keep_from']} ({result['tokens_kept']} tokens); stored messages are unchanged",
-    ]
+    said = f"summarized messages {first}-{last} ({result['tokens_summarized']} tokens) into the session's summary"
+    kept = f"kept from message {result['keep_from']} ({result['tokens_kept']} tokens); stored messages are unchanged"
+    return wrap(said, width) + wrap(kept, width)

@@ -36,6 +36,9 @@ COMMANDS = {
     "exclude": ["exclude", "message:2", "system:todo"],
     "include": ["include", "message:3"],
     "replace": ["replace", "message:1", "--text", "Plan?"],
+    "suggest": ["suggest"],
+    "suggest_apply": ["suggest", "--apply", "1"],
+    "compact": ["compact", "--instructions", "keep the launch dates"],
 }
 
 

@@ -9,8 +9,10 @@ import pytest
 
 pytestmark = pytest.mark.server
 
-LINE = re.compile(
-    r"^ +(?P<n>\d+)\. (?P<kind>\w+) +saves +(?P<saved>\d+) tokens  cache cost +\d+  \w+ +(?P<parts>.+)$"
+# A suggestion's first two lines: its number, kind, route and figures; then its parts.
+ITEM = re.compile(
+    r"^(?P<n>\d+)\. (?P<kind>\w+) on the \w+: saves (?P<saved>\d+) tokens, cache cost \d+\n   (?P<parts>.+)$",
+    re.MULTILINE,
 )
 
 
@@ -20,7 +22,8 @@ def suggested(hango, session: str) -> dict:
     return json.loads(result.out)
 
 
-def test_suggest_prints_the_ranked_list_with_savings_and_cache_cost(hango, demo_session):
+def test_suggest_prints_the_ranked_list_with_savings_and_cache_cost(hango, demo_session, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # one line per field: the goldens pin the wrapping
     session = demo_session["session_id"]
     body = suggested(hango, session)
     assert body["suggestions"], "the demo re-reads and edits /notes.md: something is out of date"
@@ -28,7 +31,7 @@ def test_suggest_prints_the_ranked_list_with_savings_and_cache_cost(hango, demo_
     result = hango("context", "suggest", "--session", session)
 
     assert (result.code, result.err) == (0, "")
-    rows = [m.groupdict() for m in map(LINE.match, result.out.splitlines()) if m]
+    rows = [m.groupdict() for m in ITEM.finditer(result.out)]
     assert [(r["kind"], int(r["saved"]), r["parts"]) for r in rows] == [
         (s["kind"], s["tokens_saved"], ", ".join(s["parts"]) or "(compaction)") for s in body["suggestions"]
     ]
