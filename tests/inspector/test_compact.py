@@ -13,7 +13,7 @@ from hango.agent.runner import holding_session
 from hango.db.schema import audit_log, session_summaries, usage_records
 from hango.telemetry import names
 from tests.fakes.provider_server import MESSAGES
-from tests.inspector.conftest import Lab, assistant, by_id, user
+from tests.inspector.conftest import Lab, assistant, by_id, override_set, user
 from tests.support.clients import error_code
 from tests.support.world import row_counts
 
@@ -105,6 +105,21 @@ def test_compact_now_writes_one_usage_row_with_the_summarize_purpose_and_no_run(
     assert (usage.purpose, usage.run_id, usage.session_id) == ("summarize", None, uuid.UUID(session))
     assert usage.input_tokens > 0
     assert lab.who.get(f"/v1/sessions/{session}/runs").get_json()["items"] == []
+
+
+def test_compact_now_with_stored_overrides_calls_the_summarizer_once_on_the_request_as_sent(
+    lab: Lab, session: str
+):
+    replaced = "a question put another way"
+    assert lab.put_session(session, override_set(replace={"message:3": replaced})).status_code == 200
+    lab.fake.reply(SUMMARY)
+
+    assert compact(lab, session).status_code == 200
+
+    assert len(rows(lab, sa.select(usage_records))) == 1  # not once without the overrides and once with
+    [summarized] = [r.body for r in lab.fake.requests if r.path == MESSAGES]
+    texts = [b.get("text", "") for m in summarized["messages"] for b in m["content"] if isinstance(b, dict)]
+    assert any(replaced in t for t in texts)
 
 
 def test_compact_now_is_audited_without_content(lab: Lab, session: str):
