@@ -19,7 +19,6 @@ from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.inspect import capture, prepare_session
 from hango.agent.middleware.summarization import Compaction
-from hango.agent.parts import seq_of
 from hango.agent.state import Caller
 from hango.errors import Unprocessable
 from hango.store import TenantStore
@@ -32,12 +31,8 @@ class Compacted:
     plan: Compaction
     model: str
 
-    @property
-    def through_seq(self) -> int:
-        return seq_of(self.plan.stored[self.plan.cut - 1].part)
-
     def as_dict(self) -> dict[str, Any]:
-        return {"through_seq": self.through_seq, "model": self.model, **self.plan.preview()}
+        return {"through_seq": self.plan.through_seq, "model": self.model, **self.plan.preview()}
 
 
 def compact_now(

@@ -123,9 +123,14 @@ class Compaction:
     def kept(self) -> list[SourcedMessage]:
         return self.stored[self.cut :]
 
+    @property
+    def through_seq(self) -> int:
+        """The seq of the last message summarized: the summary stands for the history up to here."""
+        return seq_of(self.stored[self.cut - 1].part)
+
     def preview(self) -> dict[str, Any]:
         """The inspect response's ``compaction``: the seqs it summarizes, where it keeps from, and the tokens."""
-        stored, last = self.stored, seq_of(self.stored[self.cut - 1].part)
+        stored, last = self.stored, self.through_seq
         return {
             "summarize": [seq_of(stored[0].part), last],
             # when everything is summarized, the summary keeps from the next message to come
@@ -186,7 +191,7 @@ class SummarizationMiddleware(Middleware):
         # The summarizer may answer longer than the room recent history left it.
         kept_request = plan.draft.with_(messages=tuple(plan.kept)).to_request()
         text = fit_summary(text, plan.budget - estimate_request(kept_request))
-        through = seq_of(stored[cut - 1].part)
+        through = plan.through_seq
         kept = [summary_message(text), *plan.kept]
         if not is_valid([m.message for m in kept]):
             return draft
