@@ -122,8 +122,9 @@ class _Later:
 
 def suggest(assembly: Assembly, snapshot: Snapshot, usage: ToolUsage, limits: Thresholds) -> list[Suggestion]:
     """Every suggestion for the next request, the largest saving first."""
-    found = _message_suggestions(assembly, snapshot, limits)
-    found += _unused_tools(assembly, snapshot, usage, limits)
+    sent_after = _sent_tokens_after(snapshot)
+    found = _message_suggestions(assembly, snapshot, limits, sent_after)
+    found += _unused_tools(assembly, snapshot, usage, limits, sent_after)
     found += _would_compact(assembly, snapshot)
     return sorted(found, key=lambda s: (-s.tokens_saved, s.kind, [part_key(p) for p in s.parts]))
 
@@ -131,7 +132,9 @@ def suggest(assembly: Assembly, snapshot: Snapshot, usage: ToolUsage, limits: Th
 # --- message suggestions ------------------------------------------------------------------------------
 
 
-def _message_suggestions(assembly: Assembly, snapshot: Snapshot, limits: Thresholds) -> list[Suggestion]:
+def _message_suggestions(
+    assembly: Assembly, snapshot: Snapshot, limits: Thresholds, sent_after: dict[PartID, int]
+) -> list[Suggestion]:
     messages = assembly.draft.messages
     views = {v.id: v for v in snapshot.messages}
     calls = _calls(messages)
@@ -153,7 +156,7 @@ def _message_suggestions(assembly: Assembly, snapshot: Snapshot, limits: Thresho
                 candidates.append((kind, _closure(sourced.part, pairs), reason))
         if free:
             _remember(later, sourced, made.get(index, []))
-    return _priced(_valid(assembly, candidates, views), snapshot)
+    return _priced(_valid(assembly, candidates, views), views, sent_after)
 
 
 def _calls(messages: list[SourcedMessage]) -> list[_Call]:
@@ -284,18 +287,17 @@ def _passes(stored: list[Override], parts: Iterable[PartID], messages: list[Sour
     return True
 
 
-def _priced(candidates: list[tuple[str, list[PartID], str]], snapshot: Snapshot) -> list[Suggestion]:
+def _priced(
+    candidates: list[tuple[str, list[PartID], str]],
+    views: dict[PartID, PartView],
+    sent_after: dict[PartID, int],
+) -> list[Suggestion]:
     """Tokens saved, and the cache price: the sent messages after the first dropped one are re-read uncached."""
-    order = {v.id: i for i, v in enumerate(snapshot.messages)}
-    suffix = [0] * (len(snapshot.messages) + 1)
-    for i in range(len(snapshot.messages) - 1, -1, -1):
-        view = snapshot.messages[i]
-        suffix[i] = suffix[i + 1] + (view.tokens if view.included else 0)
-    views = {v.id: v for v in snapshot.messages}
     out = []
     for kind, parts, reason in candidates:
         saved = sum(views[p].tokens for p in parts)
-        loss = suffix[min(order[p] for p in parts)] - saved
+        first = parts[0]  # parts come in part order (``_closure``), the messages' order
+        loss = views[first].tokens + sent_after[first] - saved
         out.append(Suggestion(kind, parts, saved, loss, "session", reason))
     return out
 
@@ -304,13 +306,16 @@ def _priced(candidates: list[tuple[str, list[PartID], str]], snapshot: Snapshot)
 
 
 def _unused_tools(
-    assembly: Assembly, snapshot: Snapshot, usage: ToolUsage, limits: Thresholds
+    assembly: Assembly,
+    snapshot: Snapshot,
+    usage: ToolUsage,
+    limits: Thresholds,
+    sent_after: dict[PartID, int],
 ) -> list[Suggestion]:
     """Tools none of the agent's last answers called (nor this session's history): an agent override each."""
     if usage.answers < limits.tool_min_answers:
         return []
     here = {b.name for m in assembly.draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
-    sent_after = _sent_tokens_after(snapshot)
     out = []
     for view in snapshot.tools:
         name = view.id.removeprefix("tool:")
@@ -328,7 +333,7 @@ def _unused_tools(
 
 
 def _sent_tokens_after(snapshot: Snapshot) -> dict[PartID, int]:
-    """For each tool, the sent tokens after it in request order (tools, system, messages): a changed prefix."""
+    """For each part, the sent tokens after it in request order (tools, system, messages): a changed prefix."""
     ordered = [*snapshot.tools, *snapshot.system, *snapshot.messages]
     after, total = {}, 0
     for view in reversed(ordered):
