@@ -65,7 +65,8 @@ class Suggestions(MethodView):
             snapshot = build_snapshot(assembly, tenancy.deps())
             limits = Thresholds.from_config(config)
             usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
-            found = suggest(assembly, snapshot, usage, limits)
+            preview = compaction_preview(assembly)
+            found = suggest(assembly, snapshot, usage, limits, preview)
             span.set_attributes(
                 {
                     names.CONTEXT_SUGGESTIONS: len(found),
@@ -78,5 +79,5 @@ class Suggestions(MethodView):
             "total_after": snapshot.total_after,
             "count": len(found),
             "suggestions": [s.as_dict() for s in found[: args["limit"]]],
-            "compaction": compaction_preview(assembly),
+            "compaction": preview,
         }

@@ -120,12 +120,18 @@ class _Later:
     contents: set[str] = field(default_factory=set)  # tool result texts
 
 
-def suggest(assembly: Assembly, snapshot: Snapshot, usage: ToolUsage, limits: Thresholds) -> list[Suggestion]:
-    """Every suggestion for the next request, the largest saving first."""
+def suggest(
+    assembly: Assembly,
+    snapshot: Snapshot,
+    usage: ToolUsage,
+    limits: Thresholds,
+    preview: dict[str, Any] | None,
+) -> list[Suggestion]:
+    """Every suggestion for the next request, the largest saving first; ``preview`` is ``compaction_preview``'s."""
     sent_after = _sent_tokens_after(snapshot)
     found = _message_suggestions(assembly, snapshot, limits, sent_after)
     found += _unused_tools(assembly, snapshot, usage, limits, sent_after)
-    found += _would_compact(assembly, snapshot)
+    found += _would_compact(assembly, snapshot, preview)
     return sorted(found, key=lambda s: (-s.tokens_saved, s.kind, [part_key(p) for p in s.parts]))
 
 
@@ -342,11 +348,8 @@ def _sent_tokens_after(snapshot: Snapshot) -> dict[PartID, int]:
     return after
 
 
-def _would_compact(assembly: Assembly, snapshot: Snapshot) -> list[Suggestion]:
-    if not snapshot.would_compact:
-        return []
-    plan = compaction_preview(assembly)
-    if plan is None:
+def _would_compact(assembly: Assembly, snapshot: Snapshot, plan: dict[str, Any] | None) -> list[Suggestion]:
+    if not snapshot.would_compact or plan is None:
         return []
     room = summary_max_tokens(assembly.state)
     reason = (
