@@ -41,7 +41,7 @@ from hango.db import make_engine
 from hango.store import TenantStore
 from scripts.bench.coding_corpus import CorpusSession, add_agent, build_session
 from scripts.bench.hango_server import database, serving
-from scripts.bench.inspector import Recorder
+from scripts.bench.inspector import Recorder, context_path, pair
 from scripts.bench.inspector_report import machine
 from tests.fakes.provider_server import MESSAGES, TEST_API_KEY, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger
@@ -82,10 +82,6 @@ def suggestions_path(session: CorpusSession) -> str:
     return f"/v1/sessions/{session.id}/context/suggestions?limit=1000"
 
 
-def context_path(session: CorpusSession) -> str:
-    return f"/v1/sessions/{session.id}/context"
-
-
 def timing_phase(rec: Recorder, sessions: list[CorpusSession], plan: Plan) -> None:
     """Interleaved inspect/suggestions pairs per session, the order alternating."""
     for _ in range(plan.warmup):
@@ -94,12 +90,9 @@ def timing_phase(rec: Recorder, sessions: list[CorpusSession], plan: Plan) -> No
             rec.timed("warmup", "GET", suggestions_path(session))
     for index in range(plan.rounds):
         for session in sessions:
-            pair = [
-                (f"inspect {session.messages}", context_path(session)),
-                (f"suggestions {session.messages}", suggestions_path(session)),
-            ]
-            for name, path in pair if index % 2 == 0 else reversed(pair):
-                rec.timed(name, "GET", path)
+            inspect = (f"inspect {session.messages}", "GET", context_path(session), {})
+            suggestions = (f"suggestions {session.messages}", "GET", suggestions_path(session), {})
+            pair(rec, index, inspect, suggestions)
     rec.samples.pop("warmup", None)
 
 
