@@ -56,11 +56,10 @@ document.addEventListener("alpine:init", () => {
 
     // Inspect and both override sets, as stored now; unsaved changes are dropped.
     async reload() {
-      const agentPath = `/v1/agents/${this.session.agent_id}/context-overrides`;
       const [snapshot, agentSet, sessionSet] = await Promise.all([
         hango.get(`/v1/sessions/${this.id}/context`),
-        hango.send("GET", agentPath),
-        hango.send("GET", `/v1/sessions/${this.id}/context-overrides`),
+        hango.send("GET", this.overridesPath("agent")),
+        hango.send("GET", this.overridesPath("session")),
       ]);
       this.stored = { agent: agentSet.data.overrides, session: sessionSet.data.overrides };
       this.scope = agentSet.data.scope;
@@ -171,11 +170,16 @@ document.addEventListener("alpine:init", () => {
       this.saveError = "";
     },
 
+    // The override route of the agent's parts (system, tools) or of the session's.
+    overridesPath(kind) {
+      return kind === "agent" ? `/v1/agents/${this.session.agent_id}/context-overrides` : `/v1/sessions/${this.id}/context-overrides`;
+    },
+
     // The PUTs that change something: the agent's (system, tools), then the session's.
     puts() {
       const targets = [
-        ["agent", `/v1/agents/${this.session.agent_id}/context-overrides`, true],
-        ["session", `/v1/sessions/${this.id}/context-overrides`, false],
+        ["agent", this.overridesPath("agent"), true],
+        ["session", this.overridesPath("session"), false],
       ];
       return targets.filter(([kind, , agent]) => model.changed(this.snapshot, this.want, this.stored[kind], agent));
     },

@@ -6,8 +6,6 @@
 document.addEventListener("alpine:init", () => {
   "use strict";
 
-  const ROUTES = { agent: (panel) => `/v1/agents/${panel.session.agent_id}`, session: (panel) => `/v1/sessions/${panel.id}` };
-
   Alpine.data("optimizePanel", () => ({
     suggestions: null,
     suggestionCount: 0,
@@ -35,15 +33,15 @@ document.addEventListener("alpine:init", () => {
       return item.target === "session" || this.canChangeAgent;
     },
 
-    // The stored explicit set of the suggestion's route plus its parts, PUT with the ETag just read.
+    // The panel's stored explicit set of the suggestion's route plus its parts, PUT with the
+    // panel's ETag of that set: a change made elsewhere since the panel read it is refused (412).
     async applySuggestion(item) {
       if (item.kind === "would_compact") return this.compactNow();
       await this.changing(async () => {
-        const path = `${ROUTES[item.target](this)}/context-overrides`;
-        const { data, headers } = await hango.send("GET", path);
-        const kept = data.overrides.filter((o) => o.paired_from === null && !item.parts.includes(o.part));
+        const kept = this.stored[item.target].filter((o) => o.paired_from === null && !item.parts.includes(o.part));
         const added = item.parts.map((part) => ({ part, action: "exclude", replacement: null }));
-        await hango.send("PUT", path, { body: { overrides: [...kept, ...added] }, headers: { "If-Match": headers.get("ETag") } });
+        const headers = { "If-Match": this.etags[item.target] };
+        await hango.send("PUT", this.overridesPath(item.target), { body: { overrides: [...kept, ...added] }, headers });
         this.optimizeNotice = `Excluded ${item.parts.join(", ")}: saves ${hango.number(item.tokens_saved)} tokens.`;
       });
     },
