@@ -45,7 +45,7 @@ def compact_now(
     prepared = prepare_session(deps, store, session, caller)
     state = prepared.state
     Gateway(deps, state, deps.config.run_timeout).check_quota()
-    state.capture_only, state.compact_now = False, True
+    state.compact_now = True  # a prepared state is not capture-only: the slot may call the summarizer
     state.compactor = StoredCompactor(deps, state, instructions)
     capture(prepared.chain, state)  # with the stored overrides only: one summarizer call
     if state.compacted is None:
