@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import current_app
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
@@ -59,11 +58,11 @@ class Suggestions(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Ranked suggestions of parts to drop, with the tokens each saves and the cache it costs."""
-        config = current_app.config["HANGO"]
+        deps = tenancy.deps()
         with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST) as span:
             assembly = session_assembly()
-            snapshot = build_snapshot(assembly, tenancy.deps())
-            limits = Thresholds.from_config(config)
+            snapshot = build_snapshot(assembly, deps)
+            limits = Thresholds.from_config(deps.config)
             usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
             preview = compaction_preview(assembly)
             found = suggest(assembly, snapshot, usage, limits, preview)
