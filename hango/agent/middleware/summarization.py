@@ -140,13 +140,14 @@ class Compaction:
         }
 
 
-def compaction_budget(draft: Draft, state: RunState) -> int:
+def compaction_budget(measured: Draft, state: RunState) -> int:
     """The size a compaction aims under: the trigger, or the request's size now when it is below the trigger.
 
-    Over the trigger this is what the middleware uses; below it (a preview on
-    request, or compact-now) the compaction keeps about half of the request.
+    ``measured`` is the draft ``as_sent``. Over the trigger this is what the
+    middleware uses; below it (a preview on request, or compact-now) the
+    compaction keeps about half of the request.
     """
-    return min(compact_at(state), estimate_request(as_sent(draft, state).to_request()))
+    return min(compact_at(state), estimate_request(measured.to_request()))
 
 
 def plan_compaction(
@@ -158,7 +159,7 @@ def plan_compaction(
     stored message of a history of two or more — a lone summary is a valid history.
     """
     measured = as_sent(draft, state)
-    budget = compaction_budget(draft, state) if budget is None else budget
+    budget = compaction_budget(measured, state) if budget is None else budget
     cut = choose_cut(measured, budget)
     stored = stored_messages(measured)
     if cut is None and whole and len(stored) >= 2:
