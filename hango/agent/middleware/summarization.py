@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from hango.agent.chain import summary_message
@@ -110,7 +111,7 @@ class Compaction:
     budget: int
     cut: int
 
-    @property
+    @cached_property
     def stored(self) -> list[SourcedMessage]:
         return stored_messages(self.draft)
 
