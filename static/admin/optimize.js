@@ -14,7 +14,6 @@ document.addEventListener("alpine:init", () => {
     optimizeError: "",
     optimizeNotice: "",
     focus: "",
-    compacted: null,
 
     // Asked for, not loaded with the panel: suggestions cost about an inspect of their own.
     async loadSuggestions() {
@@ -49,8 +48,8 @@ document.addEventListener("alpine:init", () => {
     async compactNow() {
       await this.changing(async () => {
         const body = this.focus.trim() ? { instructions: this.focus } : {};
-        this.compacted = (await hango.send("POST", `/v1/sessions/${this.id}/compact`, { body })).data;
-        this.optimizeNotice = `Compacted messages ${this.compacted.summarize[0]}–${this.compacted.summarize[1]} into the summary.`;
+        const { summarize } = (await hango.send("POST", `/v1/sessions/${this.id}/compact`, { body })).data;
+        this.optimizeNotice = `Compacted messages ${summarize[0]}–${summarize[1]} into the summary.`;
       });
     },
 
