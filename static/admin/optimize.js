@@ -47,7 +47,7 @@ document.addEventListener("alpine:init", () => {
 
     async compactNow() {
       await this.changing(async () => {
-        const body = this.focus.trim() ? { instructions: this.focus } : {};
+        const body = { instructions: this.focus }; // the server treats a blank focus as none
         const { summarize } = (await hango.send("POST", `/v1/sessions/${this.id}/compact`, { body })).data;
         this.optimizeNotice = `Compacted messages ${summarize[0]}–${summarize[1]} into the summary.`;
       });

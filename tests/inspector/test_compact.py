@@ -85,6 +85,17 @@ def test_compact_now_summarizes_what_the_preview_said_and_the_summary_becomes_th
     assert after["messages"][1]["id"] == f"message:{preview['keep_from']}"
 
 
+def test_compact_now_treats_blank_instructions_as_no_focus(lab: Lab, session: str):
+    lab.fake.reply(SUMMARY)
+
+    assert compact(lab, session, {"instructions": "  \n "}).status_code == 200
+
+    [sent] = lab.fake.bodies(MESSAGES)
+    assert not any(b["text"].startswith(FOCUS_PREFIX) for b in sent["system"])
+    [audit] = rows(lab, sa.select(audit_log).where(audit_log.c.action == "session.compact"))
+    assert audit.detail["focused"] is False
+
+
 def test_compact_now_leaves_the_stored_history_unchanged(lab: Lab, session: str):
     history = lab.messages(session)
     lab.fake.reply(SUMMARY)
