@@ -112,38 +112,24 @@ def judge(
     A provider that read more than expected found a prefix the lineage does not know (another
     session of the same agent wrote it): that is no miss.
     """
-    verdict = _expect(
-        previous,
-        call,
-        started_at=started_at,
-        rules=rules,
-        model=model,
-        overrides=overrides,
-        reported=reported,
-    )
+    if not rules.enabled:
+        return NO_CACHE
+    if previous is None:
+        verdict = Verdict(0, "first_call")
+    elif (started_at - previous.ended_at).total_seconds() > rules.ttl_seconds:
+        verdict = Verdict(0, "expired")
+    else:
+        verdict = _in_lifetime(previous, call, rules.minimum_for(model), overrides, reported)
     if reported is not None and reported > verdict.expected_read_tokens:
         return Verdict(verdict.expected_read_tokens)
     return verdict
 
 
-def _expect(
-    previous: Previous | None,
-    call: SentCall,
-    *,
-    started_at: dt.datetime,
-    rules: CacheRules,
-    model: str,
-    overrides: Overrides,
-    reported: int | None,
+def _in_lifetime(
+    previous: Previous, call: SentCall, minimum: int, overrides: Overrides, reported: int | None
 ) -> Verdict:
-    if not rules.enabled:
-        return NO_CACHE
-    if previous is None:
-        return Verdict(0, "first_call")
-    if (started_at - previous.ended_at).total_seconds() > rules.ttl_seconds:
-        return Verdict(0, "expired")
+    """The verdict on a call sent while its previous call's cache lives."""
     shared = common_prefix(previous.call.parts, call.parts)
-    minimum = rules.minimum_for(model)
     reachable = [b for b in previous.call.breakpoints if b < shared]
     cacheable = [call.tokens_through(b) for b in reachable]
     expected = max((t for t in cacheable if t >= minimum), default=0)

@@ -34,6 +34,9 @@ CAUSES = (
 )
 
 
+_SOURCE_CAUSES = {"summary": "new_summary", "memory": "memory_file_edited", "tool": "tool_list_changed"}
+
+
 @dataclass(frozen=True)
 class Difference:
     """The first part where two calls differ, and why."""
@@ -74,12 +77,8 @@ def _edited(part: PartID, overrides: Overrides) -> str:
     if override is not None and override.action == REPLACE:
         return "replaced_part"
     # A stored message never changes: only a replacement (saved or cleared) changes what is sent.
-    return {
-        "memory": "memory_file_edited",
-        "tool": "tool_list_changed",
-        "summary": "new_summary",
-        "message": "replaced_part",
-    }.get(_family(part), "source_changed")
+    family = _family(part)
+    return "replaced_part" if family == "message" else _source_cause(family)
 
 
 def _removed(part: PartID, later: Sequence[SentPart], overrides: Overrides) -> str:
@@ -89,7 +88,7 @@ def _removed(part: PartID, later: Sequence[SentPart], overrides: Overrides) -> s
     family = _family(part)
     if family in ("message", "summary"):
         return "new_summary" if any(p.part == SUMMARY for p in later) else "override_saved"
-    return {"memory": "memory_file_edited", "tool": "tool_list_changed"}.get(family, "source_changed")
+    return _source_cause(family)
 
 
 def _added(part: PartID, earlier: Sequence[SentPart]) -> str:
@@ -99,11 +98,12 @@ def _added(part: PartID, earlier: Sequence[SentPart]) -> str:
         newest = max((_seq(p.part) for p in earlier if _family(p.part) == "message"), default=0)
         # A message older than the earlier call's newest was left out then: an override changed.
         return "new_messages" if _seq(part) > newest else "override_saved"
-    return {
-        "summary": "new_summary",
-        "memory": "memory_file_edited",
-        "tool": "tool_list_changed",
-    }.get(family, "source_changed")
+    return _source_cause(family)
+
+
+def _source_cause(family: str) -> str:
+    """The cause of a change to a part of ``family`` that no override or new message explains."""
+    return _SOURCE_CAUSES.get(family, "source_changed")
 
 
 def _seq(part: PartID) -> int:
@@ -114,8 +114,8 @@ def diff(earlier: SentCall, later: SentCall, overrides: Overrides) -> dict[str, 
     """Parts added, removed and changed (by hash), the common prefix, and the first difference."""
     old = {p.part: p for p in earlier.parts}
     new = {p.part: p for p in later.parts}
-    shared = common_prefix(earlier.parts, later.parts)
     first = first_difference(earlier, later, overrides)
+    shared = len(later.parts) if first is None else first.index
     return {
         "added": [p for p in new if p not in old],
         "removed": [p for p in old if p not in new],

@@ -17,7 +17,6 @@ from hango.agent.ledger import Lineage, SentCall, sent_call
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
-from hango.providers import split_model
 from hango.store import TenantStore
 from hango.telemetry import names
 
@@ -89,7 +88,7 @@ class Gateway:
             verdict = self._judge(call, started, provider.name, bare, response) if call else None
             if verdict is not None:
                 chat_span.cache_verdict(span, verdict)
-        usage = self._usage(request.model, response, estimated)
+        usage = self._usage(provider.name, bare, response, estimated)
         if call is None:
             self._store(lambda store: store.usage.record(**usage))
         else:
@@ -111,9 +110,8 @@ class Gateway:
             reported=response.usage.cache_read_tokens,
         )
 
-    def _usage(self, model: str, response: Response, estimated: int) -> dict[str, Any]:
+    def _usage(self, provider: str, bare: str, response: Response, estimated: int) -> dict[str, Any]:
         """The call's ``usage_records`` row."""
-        provider_name, bare = split_model(model)
         usage, state = response.usage, self.state
         return {
             "api_key_id": state.caller.api_key_id,
@@ -122,7 +120,7 @@ class Gateway:
             "session_id": state.session_id,
             "run_id": state.run_id,
             "purpose": state.purpose,
-            "provider": provider_name,
+            "provider": provider,
             "model": bare,
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,

@@ -17,7 +17,7 @@ from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message, remember_
 from hango.agent.ledger import message_hash, remember_hash
 from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage, Summary
 from hango.errors import NotFound
-from hango.messages import Message, block_from_dict
+from hango.messages import Message, block_from_dict, message_from_dict
 from hango.store import TenantStore
 
 
@@ -85,7 +85,7 @@ def store_estimates(store: TenantStore, state: RunState) -> None:
 
 def append_message(store: TenantStore, state: RunState, role: str, content: list[dict[str, Any]]) -> Any:
     """Store the session's next message with its estimate and ledger hash, add it to ``state.history``; the row."""
-    message = Message(role, tuple(block_from_dict(b) for b in content))
+    message = message_from_dict({"role": role, "content": content})
     row = store.messages.append(
         state.session_id,
         role,

@@ -171,10 +171,7 @@ class _Run:
     def _repair(self, state: RunState, repair: StoredMessage | None) -> None:
         """Close what a crashed run left: its ``running`` row, and store the dangling ``tool_use``'s answer."""
         # The session lock is ours, so a run of this session still ``running`` has no worker any more.
-        self.store.runs.fail_running(
-            state.session_id,
-            {"code": "interrupted", "message": "the run's worker stopped before the run finished"},
-        )
+        self.store.runs.fail_running(state.session_id)
         if repair is not None:
             state.history.remove(repair)  # the in-memory answer, stored now under the seq inspect showed
             append_message(self.store, state, "user", message_to_dict(repair.message)["content"])

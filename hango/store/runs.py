@@ -82,12 +82,12 @@ class Runs(Scoped):
             finished_at=sa.func.now(),
         )
 
-    def fail_running(self, session_id: uuid.UUID, error: dict) -> None:
-        """Close every run of the session still ``running`` as ``failed`` with ``error``."""
+    def fail_running(self, session_id: uuid.UUID) -> None:
+        """Close every run of the session still ``running`` as ``failed``, ``interrupted`` (the caller holds its lock)."""
         self.update_rows(
             [runs.c.session_id == session_id, runs.c.status == "running"],
             status="failed",
-            error=error,
+            error=INTERRUPTED,
             finished_at=sa.func.now(),
         )
 
