@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from hango.agent.parts import (
+    AGENT_KINDS,
     MalformedPart,
     PartID,
     SourcedBlock,
@@ -26,7 +27,6 @@ from hango.errors import Unprocessable
 from hango.messages import Block, Message, TextBlock
 
 EXCLUDE, REPLACE = "exclude", "replace"
-AGENT_KINDS = frozenset({"system", "tool"})
 SESSION_KINDS = frozenset({"message", "summary"})
 MAX_REPLACEMENT = 200_000
 

@@ -267,26 +267,26 @@ def message_label(part: PartID, message: Message, tool_names: dict[str, str]) ->
     """``#7 assistant · tool_use read_file`` — seq, role, and what the message holds."""
     if part == SUMMARY:
         return "summary of earlier messages"
-    kinds = []
-    for block in message.content:
-        if isinstance(block, ToolUseBlock):
-            kinds.append(f"tool_use {block.name}")
-        elif isinstance(block, ToolResultBlock):
-            kinds.append(f"tool_result {tool_names.get(block.tool_use_id, '?')}")
-        elif "text" not in kinds:
-            kinds.append("text")
+    kinds = (kind if tool is None else f"{kind} {tool}" for kind, tool in _held(message, tool_names))
     return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
 
 
 def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
     """The tools a message calls or answers, each once, in order."""
-    found = []
+    return list(dict.fromkeys(tool for _, tool in _held(message, tool_names) if tool is not None))
+
+
+def _held(message: Message, tool_names: dict[str, str]) -> list[tuple[str, str | None]]:
+    """Each block's kind (``text``, ``tool_use``, ``tool_result``) and the tool it calls or answers."""
+    held: list[tuple[str, str | None]] = []
     for block in message.content:
         if isinstance(block, ToolUseBlock):
-            found.append(block.name)
+            held.append(("tool_use", block.name))
         elif isinstance(block, ToolResultBlock):
-            found.append(tool_names.get(block.tool_use_id, "?"))
-    return list(dict.fromkeys(found))
+            held.append(("tool_result", tool_names.get(block.tool_use_id, "?")))
+        else:
+            held.append(("text", None))
+    return held
 
 
 def message_preview(message: Message) -> str:

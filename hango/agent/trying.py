@@ -17,7 +17,7 @@ from typing import Any
 from hango.agent.chain import Chain
 from hango.agent.gateway import Gateway
 from hango.agent.inspect import capture, parts_of
-from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides, close_set, screen
+from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides, close_set, companions, screen
 from hango.agent.parts import PartID, in_part_order, message_part, target_of
 from hango.agent.state import RunState, StoredMessage
 from hango.messages import Message, Response, TextBlock, message_to_dict
@@ -55,12 +55,15 @@ def plan(chain: Chain, state: RunState, body: TryBody) -> TryPlan:
     the closed set the call uses.
     """
     stored = state.overrides
-    present = parts_of(capture(chain, dataclasses.replace(state, overrides=Overrides())))
+    whole = capture(chain, dataclasses.replace(state, overrides=Overrides()))
+    present = parts_of(whole)
     wanted = [Override(p, EXCLUDE) for p in body.exclude] + [
         Override(p, REPLACE, t) for p, t in body.replace.items()
     ]
     chosen = screen(wanted, present, stored_parts(stored))
     released = set(screen([Override(p, EXCLUDE) for p in body.include], present, stored_parts(stored)))
+    groups = companions(whole.messages)  # an included part brings its whole pair group back
+    released |= {other for p in released for other in groups.get(p, ())}
     agent = {p: o for p, o in stored.agent.items() if p not in released}
     agent |= {p: o for p, o in chosen.items() if target_of(p) == "agent"}
     explicit = {p: o for p, o in stored.session.items() if o.paired_from is None and p not in released}

@@ -338,15 +338,12 @@ def _replacement(args: argparse.Namespace) -> str:
 def try_call(api: Client, args: argparse.Namespace) -> Any:
     """One model call with the stored overrides and these changes; nothing is stored.
 
-    An included part brings its tool pair companions along, as ``include`` does:
-    the server would otherwise leave it out again for the companion's sake.
+    The session's parts are read only to expand ranges; the server brings an
+    included part's tool pair companions along.
     """
     wanted = [*args.exclude, *args.include]
-    snapshot = inspect(api, args.session) if args.include or any(".." in s for s in wanted) else None
-    known = known_parts(snapshot) if snapshot else []
+    known = known_parts(inspect(api, args.session)) if any(".." in s for s in wanted) else []
     body = {"exclude": expand(args.exclude, known), "include": expand(args.include, known)}
-    if snapshot:
-        body["include"] = with_pairs(body["include"], snapshot)
     if args.replace:
         body["replace"] = dict(args.replace)
     if args.message is not None:

@@ -92,11 +92,11 @@
     });
   }
 
-  // What saving the wanted state costs the prompt cache: the tokens the next call no longer
+  // What saving the `pending` parts costs the prompt cache: the tokens the next call no longer
   // reads from it. The server gives each part of the cached prefix its `cache_loss_tokens`
   // (that part and every cached part after it); the earliest changed part decides.
-  function cacheLoss(snapshot, want, stored) {
-    return Math.max(0, ...pending(snapshot, want, stored).filter((p) => p.cached_prefix).map((p) => p.cache_loss_tokens));
+  function cacheLoss(pendingParts) {
+    return pendingParts.reduce((most, p) => (p.cached_prefix ? Math.max(most, p.cache_loss_tokens) : most), 0);
   }
 
   // The totals with the wanted state: the inspect figures plus the tokens of every part

@@ -107,11 +107,12 @@ document.addEventListener("alpine:init", () => {
       const want = Alpine.raw(this.want);
       this.totals = model.totals(this.snapshot, want);
       this.segments = model.segments(this.snapshot, this.totals);
-      this.pendingCount = model.pending(this.snapshot, want, this.storedAll).length;
+      const pending = model.pending(this.snapshot, want, this.storedAll);
+      this.pendingCount = pending.length;
       // Before Save: what an agent-level change reaches, so nobody changes 14 sessions by surprise.
       const agentChange = model.changed(this.snapshot, want, this.stored.agent, true);
       this.agentScope = agentChange ? `Saving changes the agent's parts: ${model.scopeText(this.scope)}.` : "";
-      const loss = model.cacheLoss(this.snapshot, want, this.storedAll);
+      const loss = model.cacheLoss(pending);
       this.cacheLoss = loss
         ? `Saving breaks the cached prompt prefix: the next call no longer reads ${hango.number(loss)} tokens from the cache (they are written to it again).`
         : "";

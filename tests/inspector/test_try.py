@@ -305,3 +305,12 @@ def test_try_include_of_a_stored_exclusion_releases_its_companions_too(lab: Lab,
 
     assert response.get_json()["excluded"] == []
     assert wire_texts(lab)[3:5] == ["ls", "result t1"]
+
+
+def test_try_include_of_a_companion_releases_its_whole_pair_group(lab: Lab, session: str):
+    assert lab.put_session(session, excluding("message:4")).get_json()["added"] == ["message:5"]
+
+    response = lab.try_(session, {"include": ["message:5"], "message": "again"})
+
+    assert response.get_json()["excluded"] == []
+    assert wire_texts(lab)[3:5] == ["ls", "result t1"]
