@@ -205,23 +205,18 @@ def close_set(
     for o in chosen.values():
         if o.action == REPLACE and o.part in present and not _has_text(present[o.part].message):
             raise OverrideRejected("replace_needs_text", f"{o.part} holds no text to replace", [o.part])
-    added = pull_companions(chosen, companions(messages))
+    added: list[PartID] = []
+    groups = companions(messages)
+    for origin in [o.part for o in chosen.values() if o.action == EXCLUDE]:
+        for part in groups.get(origin, ()):
+            if part not in chosen or chosen[part].action != EXCLUDE:
+                chosen[part] = Override(part, EXCLUDE, None, origin)
+                added.append(part)
     _check_history(messages, chosen, strict)
     before = set(already)
     return sorted(chosen.values(), key=lambda o: part_key(o.part)), in_part_order(
         p for p in added if p not in before
     )
-
-
-def pull_companions(chosen: dict[PartID, Override], pairs: dict[PartID, list[PartID]]) -> list[PartID]:
-    """Exclude, in ``chosen``, every companion of an excluded part; the parts it added."""
-    added: list[PartID] = []
-    for origin in [o.part for o in chosen.values() if o.action == EXCLUDE]:
-        for part in pairs.get(origin, ()):
-            if part not in chosen or chosen[part].action != EXCLUDE:
-                chosen[part] = Override(part, EXCLUDE, None, origin)
-                added.append(part)
-    return added
 
 
 def distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:

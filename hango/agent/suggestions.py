@@ -41,7 +41,6 @@ from hango.agent.overrides import (
     close_set,
     companions,
     distinct,
-    pull_companions,
 )
 from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, tool_part
 from hango.agent.snapshot import PartView, Snapshot
@@ -262,9 +261,7 @@ def _folders(path: str) -> list[str]:
 
 def _closure(part: PartID, pairs: dict[PartID, list[PartID]]) -> list[PartID]:
     """``part`` and the companions the inspector's pairing closure pulls in with it."""
-    chosen = {part: Override(part, EXCLUDE)}
-    pull_companions(chosen, pairs)
-    return in_part_order(chosen)
+    return in_part_order([part, *pairs.get(part, ())])  # ``companions`` gives the whole group
 
 
 def _valid(
