@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
+from hango.providers import WIRE_FORMATS
+
 NULLABLE_INT = {"allow_none": True}
 
 
@@ -95,7 +97,7 @@ class InspectSchema(Schema):
     wire_format = fields.String(
         required=True,
         metadata={
-            "enum": ["anthropic", "openai", "request"],
+            "enum": [*WIRE_FORMATS, "request"],
             "description": "the `format` of the agent's provider",
         },
     )

@@ -14,6 +14,7 @@ from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
+from hango.providers import SDKS
 from hango.tenancy import load_principal
 from hango.try_pool import try_pool
 
@@ -43,7 +44,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
         },
     )
     app.json.sort_keys = False
-    telemetry.setup(cfg)
+    telemetry.setup(cfg, SDKS)
     FlaskInstrumentor().instrument_app(app)
     db.init_app(app, cfg.database_url)
     try_pool.init_app(app)

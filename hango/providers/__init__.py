@@ -9,17 +9,27 @@ imported or built at import time: the SDK modules load on first use.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hango.providers.base import Provider, ProviderSettings, UnknownProvider, merge_same_role
+from hango.providers.base import (
+    CacheRules,
+    Provider,
+    ProviderSettings,
+    ProviderSpec,
+    UnknownProvider,
+    merge_same_role,
+)
 
 if TYPE_CHECKING:
     from hango.messages import Request
 
 __all__ = [
     "PROVIDERS",
+    "SDKS",
+    "SPECS",
     "WIRE_FORMATS",
     "Provider",
     "ProviderSettings",
@@ -33,31 +43,42 @@ __all__ = [
 ]
 
 
-def _anthropic(settings: ProviderSettings) -> Provider:
-    from hango.providers.anthropic import AnthropicProvider
-
-    return AnthropicProvider(settings)
-
-
-def _openai(settings: ProviderSettings) -> Provider:
-    from hango.providers.openai import OpenAIProvider
-
-    return OpenAIProvider(settings)
-
-
-def _offline(settings: ProviderSettings) -> Provider:
-    from hango.providers.offline import OfflineProvider
-
-    return OfflineProvider()
-
-
-_FACTORIES: dict[str, Callable[[ProviderSettings], Provider]] = {
-    "anthropic": _anthropic,
-    "openai": _openai,
-    "offline": _offline,
+# The registry: one row per provider. Adding a provider adds its adapter module and one row here
+# (and its settings to ``ProviderSettings`` and ``hango/config.py``).
+SPECS: dict[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in (
+        ProviderSpec(
+            "anthropic",
+            "hango.providers.anthropic:AnthropicProvider",
+            settings=("anthropic_base_url", "anthropic_api_key"),
+            sdk="anthropic",
+            wire_format=True,
+            # Anthropic's documented values: 5 minutes, 1,024 tokens for most models.
+            cache=CacheRules(
+                minimums=(
+                    (r"opus-4-[5-9]|haiku-4-5", 4096),
+                    (r"sonnet-4-[6-9]", 2048),
+                    (r"haiku-3|3-5-haiku|3-haiku", 2048),
+                )
+            ),
+        ),
+        ProviderSpec(
+            "openai",
+            "hango.providers.openai:OpenAIProvider",
+            settings=("openai_base_url", "openai_api_key"),
+            sdk="openai",
+            wire_format=True,
+            # OpenAI caches prefixes of 1,024 tokens and more on its own, for minutes of inactivity.
+            cache=CacheRules(),
+        ),
+        ProviderSpec("offline", "hango.providers.offline:OfflineProvider"),
+    )
 }
 
-PROVIDERS: tuple[str, ...] = tuple(_FACTORIES)
+PROVIDERS: tuple[str, ...] = tuple(SPECS)
+WIRE_FORMATS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if spec.wire_format)
+SDKS: tuple[str, ...] = tuple(spec.sdk for spec in SPECS.values() if spec.sdk)
 
 _adapters: dict[tuple[str, ProviderSettings], Provider] = {}
 _adapters_lock = threading.Lock()
@@ -66,8 +87,8 @@ _adapters_lock = threading.Lock()
 def split_model(model: str) -> tuple[str, str]:
     """Split ``<provider>/<model>`` into its two parts; raises ``UnknownProvider``."""
     name, _, bare = model.partition("/")
-    if name not in _FACTORIES or not bare:
-        known = ", ".join(sorted(_FACTORIES))
+    if name not in SPECS or not bare:
+        known = ", ".join(sorted(SPECS))
         raise UnknownProvider(
             f"unknown model {model!r}: expected <provider>/<model> with provider in {known}"
         )
@@ -80,7 +101,7 @@ def provider_for(model: str, settings: ProviderSettings) -> tuple[Provider, str]
     with _adapters_lock:
         adapter = _adapters.get((name, settings))
         if adapter is None:
-            adapter = _adapters[(name, settings)] = _FACTORIES[name](settings)
+            adapter = _adapters[(name, settings)] = _adapter_class(SPECS[name])(settings)
     return adapter, bare
 
 
@@ -91,10 +112,14 @@ def load_sdks(settings: ProviderSettings) -> None:
     loaded machine that took longer than a try's deadline, and the tries behind it waited
     on the lock with their pool slots taken.
     """
-    if settings.anthropic_api_key or settings.anthropic_base_url:
-        from hango.providers import anthropic  # noqa: F401
-    if settings.openai_api_key or settings.openai_base_url:
-        from hango.providers import openai  # noqa: F401
+    for spec in SPECS.values():
+        if any(getattr(settings, name) for name in spec.settings):
+            _adapter_class(spec)
+
+
+def _adapter_class(spec: ProviderSpec) -> Callable[[ProviderSettings], Provider]:
+    module, _, name = spec.adapter.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def close_providers() -> None:
@@ -106,15 +131,9 @@ def close_providers() -> None:
         adapter.close()
 
 
-WIRE_FORMATS = ("anthropic", "openai")
-
-
 def wire_body(wire_format: str, request: Request) -> dict[str, Any]:
     """The exact JSON body the ``wire_format`` adapter POSTs for ``request``: its own payload code, no copy."""
-    if wire_format == "anthropic":
-        from hango.providers.anthropic import wire_body as body
-    elif wire_format == "openai":
-        from hango.providers.openai import wire_body as body
-    else:
+    if wire_format not in WIRE_FORMATS:
         raise UnknownProvider(f"no wire format {wire_format!r}: expected one of {', '.join(WIRE_FORMATS)}")
-    return body(request)
+    module = SPECS[wire_format].adapter.partition(":")[0]
+    return importlib.import_module(module).wire_body(request)

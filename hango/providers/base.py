@@ -6,8 +6,9 @@ The adapters import this module, never the package, so ``hango.providers``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Protocol
 
 from hango.messages import Message
@@ -15,6 +16,43 @@ from hango.messages import Message
 if TYPE_CHECKING:
     from hango.config import Config
     from hango.messages import Request, Response
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """How one provider caches prompts: whether, for how long, and from which prefix length."""
+
+    enabled: bool = True
+    ttl_seconds: float = 300.0
+    minimum_tokens: int = 1024
+    # (pattern searched in the bare model name, minimum); the first match wins.
+    minimums: tuple[tuple[str, int], ...] = ()
+
+    def minimum_for(self, model: str) -> int:
+        for pattern, tokens in self.minimums:
+            if re.search(pattern, model):
+                return tokens
+        return self.minimum_tokens
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """Everything hango knows about one provider, in one row of the registry (``hango/providers/__init__.py``).
+
+    ``adapter`` (``module:Class``) is imported on first use, so no SDK loads at
+    import time. ``settings`` names the ``ProviderSettings`` fields it reads: when
+    any is set, a server loads its SDK per worker before serving. ``wire_format``
+    says the adapter module has a ``wire_body`` (inspect's ``format=<name>``).
+    ``sdk`` is the official SDK package it talks through (its debug logs quote
+    content and are dropped).
+    """
+
+    name: str
+    adapter: str
+    settings: tuple[str, ...] = ()
+    sdk: str | None = None
+    wire_format: bool = False
+    cache: CacheRules = CacheRules(enabled=False)
 
 
 class UnknownProvider(ValueError):
@@ -34,12 +72,7 @@ class ProviderSettings:
     @classmethod
     def from_config(cls, config: Config) -> ProviderSettings:
         """The provider part of hango's typed configuration."""
-        return cls(
-            anthropic_base_url=config.anthropic_base_url,
-            anthropic_api_key=config.anthropic_api_key,
-            openai_base_url=config.openai_base_url,
-            openai_api_key=config.openai_api_key,
-        )
+        return cls(**{f.name: getattr(config, f.name) for f in fields(cls) if f.name != "timeout"})
 
 
 class Provider(Protocol):

@@ -37,9 +37,11 @@ from hango.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    holds_text,
     message_to_dict,
     text_of,
 )
+from hango.providers.base import ProviderSettings
 
 LABEL = "[offline/echo · not a language model]"
 _TOOL_LINE = re.compile(r"/tool (?P<name>[A-Za-z0-9_-]+) (?P<args>\{.*\})")
@@ -55,6 +57,9 @@ class OfflineProvider:
     """The ``offline`` provider: answers by describing the request."""
 
     name = "offline"
+
+    def __init__(self, settings: ProviderSettings | None = None) -> None:
+        """The offline provider needs no settings: it never leaves the process."""
 
     def complete(self, request: Request, *, timeout: float | None = None) -> Response:
         """Describe ``request``, and call the tools its last user message asks for."""
@@ -102,7 +107,7 @@ def _describe(request: Request) -> str:
 
 def _last_user_text(messages: tuple[Message, ...]) -> str | None:
     for message in reversed(messages):
-        if message.role == "user" and any(isinstance(b, TextBlock) for b in message.content):
+        if message.role == "user" and holds_text(message):
             return text_of(message)
     return None
 

@@ -33,6 +33,7 @@ from hango.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    holds_text,
     text_of,
 )
 from hango.providers.base import ProviderSettings, merge_same_role
@@ -122,7 +123,7 @@ def _user_messages(message: Message) -> list[dict[str, Any]]:
         for b in message.content
         if isinstance(b, ToolResultBlock)
     ]
-    if any(isinstance(b, TextBlock) for b in message.content):
+    if holds_text(message):
         wires.append({"role": "user", "content": text_of(message)})
     return wires
 

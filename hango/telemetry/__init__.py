@@ -9,6 +9,7 @@ so those records are dropped.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -21,9 +22,7 @@ from hango.telemetry import names
 
 _configured = False
 
-SDK_LOGGERS = tuple(
-    f"{sdk}.{module}" for sdk in ("anthropic", "openai") for module in ("_base_client", "_response")
-)
+SDK_LOGGER_MODULES = ("_base_client", "_response")  # where the official SDKs log request options
 
 
 class _DropDebug(logging.Filter):
@@ -36,20 +35,21 @@ class _DropDebug(logging.Filter):
 _DROP_DEBUG = _DropDebug()
 
 
-def keep_content_out_of_logs() -> None:
+def keep_content_out_of_logs(sdks: Iterable[str]) -> None:
     """Filter the SDK loggers, whatever level a handler or the root logger is set to (idempotent)."""
-    for name in SDK_LOGGERS:
-        logging.getLogger(name).addFilter(_DROP_DEBUG)
+    for sdk in sdks:
+        for module in SDK_LOGGER_MODULES:
+            logging.getLogger(f"{sdk}.{module}").addFilter(_DROP_DEBUG)
 
 
-def setup(config: Config) -> None:
+def setup(config: Config, sdks: Iterable[str] = ()) -> None:
     """Install hango's tracer and meter providers once per process (tests install their own first).
 
     Traces go to ``OTEL_EXPORTER_OTLP_ENDPOINT``; metrics only to
     ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``, since trace-only backends (Phoenix) refuse them.
     """
     global _configured
-    keep_content_out_of_logs()
+    keep_content_out_of_logs(sdks)
     if _configured or isinstance(trace.get_tracer_provider(), TracerProvider):
         _configured = True
         return

@@ -6,14 +6,15 @@ import datetime as dt
 
 import pytest
 
-from hango.agent.cache_verdict import ANTHROPIC, CacheRules, judge, rules_for
-from hango.agent.call_diff import diff, first_difference
+from hango.agent.cache_breakpoints import with_breakpoints
 from hango.agent.draft import Draft
-from hango.agent.ledger import Previous, SentCall, SentPart, delta, rebuild, sent_call
-from hango.agent.middleware.prompt_cache import with_breakpoints
+from hango.agent.ledger.causes import first_difference
+from hango.agent.ledger.record import Previous, SentCall, SentPart, delta, rebuild, sent_call
+from hango.agent.ledger.verdict import CacheRules, judge, rules_for
 from hango.agent.overrides import Override, Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage, message_part, system_part
 from hango.config import ConfigError, load_config
+from hango.inspector.call_diff import diff
 from hango.messages import Block, Message, TextBlock, ToolDef
 
 T0 = dt.datetime(2026, 12, 1, 8, 0, tzinfo=dt.UTC)
@@ -110,12 +111,12 @@ def test_a_provider_without_a_cache_gets_no_verdict() -> None:
 
 
 def test_anthropic_minimums_follow_the_model_family() -> None:
-    assert ANTHROPIC.minimum_for("claude-sonnet-4-5-20250929") == 1024
-    assert ANTHROPIC.minimum_for("claude-opus-4-5") == 4096
-    assert ANTHROPIC.minimum_for("claude-haiku-4-5") == 4096
-    assert ANTHROPIC.minimum_for("claude-sonnet-4-6") == 2048
-    assert ANTHROPIC.minimum_for("claude-3-5-haiku-20241022") == 2048
-    assert ANTHROPIC.ttl_seconds == 300
+    assert rules_for("anthropic").minimum_for("claude-sonnet-4-5-20250929") == 1024
+    assert rules_for("anthropic").minimum_for("claude-opus-4-5") == 4096
+    assert rules_for("anthropic").minimum_for("claude-haiku-4-5") == 4096
+    assert rules_for("anthropic").minimum_for("claude-sonnet-4-6") == 2048
+    assert rules_for("anthropic").minimum_for("claude-3-5-haiku-20241022") == 2048
+    assert rules_for("anthropic").ttl_seconds == 300
 
 
 def test_rules_are_configurable_per_provider() -> None:

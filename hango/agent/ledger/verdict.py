@@ -1,0 +1,116 @@
+"""Cache verdicts: what a call should have read from the provider's prompt cache, and why it did not.
+
+The provider caches the prefix of a request up to each breakpoint it carries,
+for a lifetime refreshed by every use, and only when that prefix is at least a
+minimum length. So a call can read the longest prefix it shares with the
+previous call of its lineage that ends on one of that call's breakpoints, if
+the previous call is recent enough and the prefix long enough. The verdict
+compares that expectation with what the provider reported:
+
+- ``first_call``: nothing was sent before in the lineage;
+- ``expired``: the previous call is older than the cache lifetime;
+- ``below_minimum``: every shared cached prefix is shorter than the provider caches;
+- ``prefix_changed``: the prefix broke before the previous call's last breakpoint
+  (the verdict names the first changed part and its cause);
+- ``unexplained``: the provider reported fewer cached tokens than expected.
+
+The lifetimes and minimums are per provider (``HANGO_CACHE_RULES``), with the
+defaults of each provider's registry row (``hango/providers/__init__.py``):
+Anthropic's documented values, 5 minutes, and 1,024 tokens for most models
+(2,048 for Sonnet 4.6 and the Haiku 3 family, 4,096 for Opus 4.5+ and Haiku 4.5).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from dataclasses import dataclass, replace
+
+from hango.agent.ledger.causes import first_difference
+from hango.agent.ledger.record import Previous, SentCall, common_prefix
+from hango.agent.overrides import Overrides
+from hango.agent.parts import PartID
+from hango.providers import SPECS
+from hango.providers.base import CacheRules
+
+MISS_REASONS = ("prefix_changed", "expired", "below_minimum", "first_call", "unexplained")
+
+
+def _defaults() -> dict[str, CacheRules]:
+    return {name: spec.cache for name, spec in SPECS.items()}
+
+
+@functools.cache
+def rules_for(provider: str, configured: str | None = None) -> CacheRules:
+    """``provider``'s rules: the defaults, with ``HANGO_CACHE_RULES`` (JSON by provider) on top."""
+    rules = _defaults().get(provider, CacheRules(enabled=False))
+    changes = json.loads(configured).get(provider, {}) if configured else {}
+    if "minimums" in changes:
+        changes["minimums"] = tuple(tuple(pair) for pair in changes["minimums"])
+    return replace(rules, **changes)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    expected_read_tokens: int
+    miss_reason: str | None = None
+    miss_part: PartID | None = None
+    miss_cause: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "expected_read_tokens": self.expected_read_tokens,
+            "miss_reason": self.miss_reason,
+            "miss_part": self.miss_part,
+            "miss_cause": self.miss_cause,
+        }
+
+
+NO_CACHE = Verdict(0)
+
+
+def judge(
+    previous: Previous | None,
+    call: SentCall,
+    *,
+    started_at: dt.datetime,
+    rules: CacheRules,
+    model: str,
+    overrides: Overrides,
+    reported: int | None = None,
+) -> Verdict:
+    """The verdict on ``call`` (``reported``: the provider's cache-read tokens, None before sending).
+
+    A provider that read more than expected found a prefix the lineage does not know (another
+    session of the same agent wrote it): that is no miss.
+    """
+    if not rules.enabled:
+        return NO_CACHE
+    if previous is None:
+        verdict = Verdict(0, "first_call")
+    elif (started_at - previous.ended_at).total_seconds() > rules.ttl_seconds:
+        verdict = Verdict(0, "expired")
+    else:
+        verdict = _in_lifetime(previous, call, rules.minimum_for(model), overrides, reported)
+    if reported is not None and reported > verdict.expected_read_tokens:
+        return Verdict(verdict.expected_read_tokens)
+    return verdict
+
+
+def _in_lifetime(
+    previous: Previous, call: SentCall, minimum: int, overrides: Overrides, reported: int | None
+) -> Verdict:
+    """The verdict on a call sent while its previous call's cache lives."""
+    shared = common_prefix(previous.call.parts, call.parts)
+    reachable = [b for b in previous.call.breakpoints if b < shared]
+    cacheable = [call.tokens_through(b) for b in reachable]
+    expected = max((t for t in cacheable if t >= minimum), default=0)
+    if reported is not None and reported < expected:
+        return Verdict(expected, "unexplained")
+    if previous.call.breakpoints and max(previous.call.breakpoints) >= shared:
+        difference = first_difference(previous.call, call, overrides)
+        return Verdict(expected, "prefix_changed", difference.part, difference.cause)
+    if cacheable and expected == 0:
+        return Verdict(0, "below_minimum")
+    return Verdict(expected)
