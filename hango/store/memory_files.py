@@ -7,14 +7,13 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert
 
 from hango.db.schema import memory_files
 from hango.errors import Unprocessable
 from hango.paths import MAX_PATH_CHARS, PathRefused, path_text
 from hango.store.base import Scoped
 from hango.store.pages import Page, page_by_key
-from hango.store.session_files import files_under, stream_files_under
+from hango.store.session_files import files_under, put_file, stream_files_under
 
 MEMORY_ROOT = "/memories/"
 
@@ -78,17 +77,7 @@ class MemoryFiles(Scoped):
 
     def put(self, agent_id: uuid.UUID, path: str, content: str) -> sa.Row:
         """Create or replace the memory file at ``path``."""
-        stmt = (
-            insert(memory_files)
-            .values(tenant_id=self.tenant_id, agent_id=agent_id, path=path, content=content)
-            .on_conflict_do_update(
-                index_elements=["agent_id", "path"],
-                set_={"content": content, "updated_at": sa.func.now()},
-                where=memory_files.c.tenant_id == self.tenant_id,
-            )
-            .returning(memory_files)
-        )
-        return self.conn.execute(stmt).one()
+        return put_file(self, "agent_id", agent_id, path, content)
 
     def delete(self, agent_id: uuid.UUID, path: str) -> bool:
         """Delete the agent's memory file at ``path``; False when there was none."""

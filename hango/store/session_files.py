@@ -46,6 +46,22 @@ def stream_files_under(
         yield ((row.path, row.content) for row in result)
 
 
+def put_file(sub: Scoped, owner: str, owner_id: uuid.UUID, path: str, content: str) -> sa.Row:
+    """Create or replace the file at ``path`` of the row ``owner`` (``agent_id`` or ``session_id``) names."""
+    table = sub.table
+    stmt = (
+        insert(table)
+        .values({"tenant_id": sub.tenant_id, owner: owner_id, "path": path, "content": content})
+        .on_conflict_do_update(
+            index_elements=[owner, "path"],
+            set_={"content": content, "updated_at": sa.func.now()},
+            where=table.c.tenant_id == sub.tenant_id,
+        )
+        .returning(table)
+    )
+    return sub.conn.execute(stmt).one()
+
+
 class SessionFiles(Scoped):
     table = session_files
 
@@ -55,17 +71,7 @@ class SessionFiles(Scoped):
 
     def put(self, session_id: uuid.UUID, path: str, content: str) -> sa.Row:
         """Create or replace the file at ``path``."""
-        stmt = (
-            insert(session_files)
-            .values(tenant_id=self.tenant_id, session_id=session_id, path=path, content=content)
-            .on_conflict_do_update(
-                index_elements=["session_id", "path"],
-                set_={"content": content, "updated_at": sa.func.now()},
-                where=session_files.c.tenant_id == self.tenant_id,
-            )
-            .returning(session_files)
-        )
-        return self.conn.execute(stmt).one()
+        return put_file(self, "session_id", session_id, path, content)
 
     def under(self, session_id: uuid.UUID, folder: str, *, content: bool = True) -> list[sa.Row]:
         """The session's files at or inside ``folder``, by path, in one query."""

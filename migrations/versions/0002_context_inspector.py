@@ -7,36 +7,14 @@ Create Date: 2026-11-30
 
 from alembic import op
 
+from hango.db.audit_actions import change_actions
+
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
 
-V1_ACTIONS = (
-    "tenant.bootstrap",
-    "tenant.update",
-    "member.create",
-    "member.delete",
-    "api_key.create",
-    "api_key.update",
-    "api_key.delete",
-    "agent.create",
-    "agent.update",
-    "agent.delete",
-    "memory.put",
-    "memory.delete",
-    "skill.create",
-    "skill.update",
-    "skill.delete",
-    "session.create",
-    "session.delete",
-    "run.create",
-)
 INSPECTOR_ACTIONS = ("context.override", "context.try")
-
-
-def _actions(actions: tuple[str, ...]) -> str:
-    return ", ".join(f"'{a}'" for a in actions)
 
 
 def upgrade() -> None:
@@ -72,7 +50,7 @@ def upgrade() -> None:
         create index usage_records_session_idx on usage_records (tenant_id, session_id, created_at);
         """
     )
-    _audit_actions(V1_ACTIONS + INSPECTOR_ACTIONS)
+    change_actions(op.get_bind(), add=INSPECTOR_ACTIONS)
 
 
 def downgrade() -> None:
@@ -85,15 +63,7 @@ def downgrade() -> None:
           check (purpose in ('run', 'summarize', 'subagent'));
         alter table usage_records drop column estimated_input_tokens;
         alter table usage_records alter column run_id set not null;
-        delete from audit_log where action in ('context.override', 'context.try');
         drop table context_overrides;
         """
     )
-    _audit_actions(V1_ACTIONS)
-
-
-def _audit_actions(actions: tuple[str, ...]) -> None:
-    op.execute(
-        "alter table audit_log drop constraint audit_log_action_check; "
-        f"alter table audit_log add constraint audit_log_action_check check (action in ({_actions(actions)}))"
-    )
+    change_actions(op.get_bind(), remove=INSPECTOR_ACTIONS)

@@ -48,3 +48,26 @@ class Middleware:
     def implements(self, hook: str) -> bool:
         """True when this middleware overrides ``hook``."""
         return getattr(type(self), hook) is not getattr(Middleware, hook)
+
+
+class Switchable(Middleware):
+    """A middleware the agent turns off with ``settings[<name>] = False``: then it loads and sends nothing.
+
+    Subclasses implement ``load`` (the run hook's work) and ``blocks`` (the prompt contribution).
+    """
+
+    def enabled(self, agent: AgentConfig) -> bool:
+        return agent.settings.get(self.name) is not False
+
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
+        if self.enabled(state.agent):
+            self.load(state, ctx)
+
+    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+        return self.blocks(agent, state) if self.enabled(agent) else []
+
+    def load(self, state: RunState, ctx: RunContext) -> None:
+        raise NotImplementedError
+
+    def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+        raise NotImplementedError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hango.agent.middleware.base import Middleware
+from hango.agent.middleware.base import Switchable
 from hango.agent.parts import SourcedBlock, memory_part, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.paths import MEMORIES
@@ -51,21 +51,15 @@ def bounded(memory: dict[str, str]) -> dict[str, str]:
     return kept
 
 
-class MemoryMiddleware(Middleware):
-    """Enabled unless ``agent.settings["memory"]`` is False; a disabled one loads nothing.
-
-    ``before_run`` reads through the run context's ``TenantStore``.
-    """
+class MemoryMiddleware(Switchable):
+    """Enabled unless ``agent.settings["memory"]`` is False; reads through the run context's store."""
 
     name = "memory"
 
-    def before_run(self, state: RunState, ctx: RunContext) -> None:
-        if state.agent.settings.get(self.name) is not False:
-            state.memory = load_memory(ctx.store, state)
+    def load(self, state: RunState, ctx: RunContext) -> None:
+        state.memory = load_memory(ctx.store, state)
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        if agent.settings.get(self.name) is False:
-            return []
+    def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         memory = bounded(state.memory)
         if not memory:
             return [SourcedBlock(system_part(self.name), Block(EMPTY))]

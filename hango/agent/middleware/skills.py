@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hango.agent.middleware.base import Middleware
+from hango.agent.middleware.base import Switchable
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, Skill
@@ -42,20 +42,14 @@ def skills_index(loaded: list[Skill], sent: frozenset[str]) -> str:
     return header + "Available skills:\n" + "\n".join(lines)
 
 
-class SkillsMiddleware(Middleware):
-    """Enabled unless ``agent.settings["skills"]`` is False; a disabled one loads nothing.
-
-    ``before_run`` reads through the run context's ``TenantStore``.
-    """
+class SkillsMiddleware(Switchable):
+    """Enabled unless ``agent.settings["skills"]`` is False; reads through the run context's store."""
 
     name = "skills"
 
-    def before_run(self, state: RunState, ctx: RunContext) -> None:
-        if state.agent.settings.get(self.name) is not False:
-            state.skills = load_skills(ctx.store, state)
+    def load(self, state: RunState, ctx: RunContext) -> None:
+        state.skills = load_skills(ctx.store, state)
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        if agent.settings.get(self.name) is False:
-            return []
+    def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         text = skills_index(state.skills, allowed_tools(agent, state))
         return [SourcedBlock(system_part(self.name), Block(text))]
