@@ -12,11 +12,11 @@ from marshmallow import Schema, ValidationError, fields
 from blueprints.common import error_response, page_of, paged
 from blueprints.context import session_assembly
 from hango import tenancy
-from hango.agent.call_diff import diff
-from hango.agent.call_views import call_parts, last_of_conversation, session_calls
-from hango.agent.ledger import sent_call
+from hango.agent.ledger.record import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
+from hango.inspector.call_diff import diff
+from hango.inspector.call_views import call_parts, last_of_conversation, session_calls
 from hango.store.pages import Page
 from hango.store.usage import TOKEN_COLUMNS
 

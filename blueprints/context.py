@@ -14,18 +14,15 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from blueprints.context_schemas import ANSWERS
 from hango import telemetry, tenancy
-from hango.agent import calibration
-from hango.agent.call_views import next_call_cache
 from hango.agent.draft import Draft
-from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
-from hango.agent.inspect import Assembly, inspect_session
-from hango.agent.overrides import REPLACE
-from hango.agent.parts import MalformedPart, kind_of, tool_part
-from hango.agent.snapshot import Snapshot, build_snapshot
-from hango.agent.suggestions import compaction_preview
 from hango.api import Blueprint
-from hango.errors import NotFound, Unprocessable
-from hango.messages import block_to_dict, message_to_dict
+from hango.inspector import calibration
+from hango.inspector.call_views import next_call_cache
+from hango.inspector.inspection import Assembly, inspect_session
+from hango.inspector.part_content import full_part
+from hango.inspector.snapshot import Snapshot, build_snapshot
+from hango.inspector.suggestions import compaction_preview
+from hango.messages import message_to_dict
 from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.telemetry import names
 
@@ -76,44 +73,6 @@ def neutral_body(draft: Draft) -> dict[str, Any]:
 def wire_request(draft: Draft, wire_format: str) -> dict[str, Any]:
     """The exact body the ``wire_format`` adapter POSTs for the next call (the bare model name in it)."""
     return wire_body(wire_format, draft.to_request(split_model(draft.model)[1]))
-
-
-def full_part(assembly: Assembly, part: str) -> dict[str, Any]:
-    """One part's whole content before overrides and, when it is replaced, the replacement that is sent."""
-    try:
-        kind = kind_of(part)
-    except MalformedPart:
-        raise Unprocessable(
-            f"{part!r} is not a part id", code="malformed_part", details={"parts": [part]}
-        ) from None
-    contents = {s.part: (s.block.text, estimate_block(s.block)) for s in assembly.draft.system}
-    contents |= {
-        tool_part(t.name): ({"description": t.description, "input_schema": t.input_schema}, estimate_tool(t))
-        for t in assembly.draft.tools
-    }
-    contents |= {
-        m.part: ([block_to_dict(b) for b in m.message.content], estimate_message(m.message))
-        for m in assembly.draft.messages
-    }
-    if part not in contents:
-        raise NotFound(f"{part} is not part of this session's next request")
-    content, tokens = contents[part]
-    override = assembly.state.overrides.get(part)
-    replaced = override is not None and override.action == REPLACE
-    return {
-        "id": part,
-        "kind": kind,
-        "content": content,
-        "original_tokens": tokens,
-        "replacement": override.replacement if replaced else None,
-        "tokens": _sent_tokens(assembly.captured, part) if replaced else tokens,
-    }
-
-
-def _sent_tokens(sent: Draft, part: str) -> int:
-    """A part's tokens as the captured call sends it."""
-    blocks = [estimate_block(s.block) for s in sent.system if s.part == part]
-    return sum(blocks) + sum(estimate_message(m.message) for m in sent.messages if m.part == part)
 
 
 def wire_format_of(model: str) -> str:

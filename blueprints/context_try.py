@@ -20,12 +20,11 @@ from opentelemetry import trace
 from blueprints.common import error_response
 from blueprints.context import blp
 from hango import telemetry, tenancy
-from hango.agent import trying
-from hango.agent.gateway import Gateway
-from hango.agent.inspect import prepare_session
-from hango.agent.overrides import MAX_REPLACEMENT
+from hango.agent.assembly import send
 from hango.db import db
 from hango.errors import HangoError
+from hango.inspector import trying
+from hango.inspector.override_rules import MAX_REPLACEMENT
 from hango.store import TenantStore
 from hango.telemetry import names
 from hango.try_pool import try_pool
@@ -90,16 +89,16 @@ class ContextTry(MethodView):
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
         deps = tenancy.deps()
         config = deps.config
-        prepared = prepare_session(deps, tenancy.store(), g.session, tenancy.caller())
-        chain, state = prepared.chain, trying.for_try(prepared.state)
-        plan = trying.plan(chain, state, trying.TryBody(**body))
+        ready = trying.prepare_try(deps, tenancy.store(), g.session, tenancy.caller(), trying.TryBody(**body))
+        chain, state, plan = ready.chain, ready.state, ready.plan
         db.commit()  # nothing of this request's own is written; free its connection during the call
-        gateway = Gateway(deps, state, config.context_try_timeout)
         started = time.monotonic()
         state.deadline = started + config.context_try_timeout  # the gateway gives the SDK call what is left
         outcome = "error"
         try:
-            response = try_pool.run(lambda: trying.send(chain, state, gateway), state.deadline)
+            response = try_pool.run(
+                lambda: send(deps, chain, state, config.context_try_timeout), state.deadline
+            )
             outcome = "ok"
         except HangoError as exc:
             outcome = exc.code

@@ -7,7 +7,6 @@ set pulls in are stored with ``paired_from`` and listed in ``added``.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import uuid
@@ -18,11 +17,12 @@ from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response
 from hango import telemetry, tenancy
-from hango.agent.inspect import Prepared, capture, parts_of, prepare_agent, prepare_session
-from hango.agent.overrides import MAX_REPLACEMENT, Override, Overrides, close_set, screen
+from hango.agent.assembly import Prepared, prepare_agent, prepare_session
+from hango.agent.overrides import Override
 from hango.agent.parts import PartID, part_key
 from hango.api import Blueprint
 from hango.errors import NotFound, PreconditionFailed
+from hango.inspector.override_rules import MAX_REPLACEMENT, closed_for_put, validate_set
 from hango.store.context_overrides import StoredOverride, Target
 from hango.telemetry import names
 
@@ -122,13 +122,8 @@ def _put(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]:
     stored = _stored(target)
     _check_if_match(stored)
     prepared = _prepared(target)
-    draft = capture(prepared.chain, dataclasses.replace(prepared.state, overrides=Overrides()))
-    chosen = screen(overrides, parts_of(draft), [o.part for o in stored], target.kind)
-    if target.kind == "agent":
-        closed, added = sorted(chosen.values(), key=lambda o: part_key(o.part)), []
-    else:
-        already = [o.part for o in stored if o.action == "exclude"]
-        closed, added = close_set(chosen, draft.messages, already=already)
+    screened = validate_set(prepared.chain, prepared.state, overrides, [o.part for o in stored], target.kind)
+    closed, added = closed_for_put(screened, target.kind, [o.part for o in stored if o.action == "exclude"])
     rows = [StoredOverride(o.part, o.action, o.replacement, o.paired_from) for o in closed]
     store.context_overrides.replace(target, rows, tenancy.principal().user_id)
     detail = {"parts": [{"part": o.part, "action": o.action} for o in closed], "added": added}

@@ -16,8 +16,8 @@ from marshmallow import Schema, fields, validate
 from blueprints.common import MAX_PAGE, error_response
 from blueprints.context import blp, session_assembly
 from hango import telemetry, tenancy
-from hango.agent.snapshot import build_snapshot
-from hango.agent.suggestions import KINDS, Thresholds, compaction_preview, suggest
+from hango.inspector.snapshot import build_snapshot
+from hango.inspector.suggestions import KINDS, Thresholds, compaction_preview, suggest
 from hango.telemetry import names
 
 

@@ -127,3 +127,8 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 def text_of(message: Message) -> str:
     """The concatenated text blocks of a message."""
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def holds_text(message: Message) -> bool:
+    """True when ``message`` has at least one text block (a tool-only message has none)."""
+    return any(isinstance(b, TextBlock) for b in message.content)

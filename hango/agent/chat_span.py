@@ -13,7 +13,7 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from hango import telemetry
-from hango.agent.cache_verdict import Verdict
+from hango.agent.ledger.verdict import Verdict
 from hango.agent.state import RunState
 from hango.messages import ContentBlock, Message, Request, Response, TextBlock, ToolUseBlock
 from hango.providers import split_model

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hango.agent.assembly import capture, prepare_session
+from hango.agent.compaction import Compaction
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.inspect import capture, prepare_session
-from hango.agent.middleware.summarization import Compaction
 from hango.agent.state import Caller
 from hango.errors import Unprocessable
 from hango.store import TenantStore

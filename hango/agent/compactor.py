@@ -5,30 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hango import telemetry
+from hango.agent.compaction import (
+    FOCUS_PREFIX,
+    SUMMARIZER,
+    SUMMARIZER_FOCUS,
+    SUMMARIZER_PROMPT,
+    summary_max_tokens,
+)
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.gateway import Gateway
-from hango.agent.middleware.summarization import KEEP_SHARE, compact_at
-from hango.agent.parts import TRANSCRIPT, SourcedBlock, SourcedMessage, system_part
+from hango.agent.parts import TRANSCRIPT, SourcedBlock, SourcedMessage
 from hango.agent.state import RunState
 from hango.messages import Block, Message, TextBlock, text_of
 from hango.store import TenantStore
 from hango.telemetry import names
-
-SUMMARIZER_PROMPT = (
-    "You compress conversations. Summarize the transcript below for the assistant that will continue it: "
-    "the user's goals, decisions made, facts learned, files touched, tool results that still matter, and "
-    "open questions. Be concise and specific; keep names, numbers and paths exact."
-)
-FOCUS_PREFIX = "The user asked this summary to follow these instructions:\n"
-SUMMARY_MAX_TOKENS = 1024
-SUMMARIZER = system_part("summarizer")
-SUMMARIZER_FOCUS = system_part("summarizer_focus")
-
-
-def summary_max_tokens(state: RunState) -> int:
-    """The summary's room: the share of the trigger budget that recent history leaves, at most 1,024."""
-    return max(1, min(SUMMARY_MAX_TOKENS, int(compact_at(state) * (1 - KEEP_SHARE))))
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from typing import Any
 
 from hango import telemetry
 from hango.agent import chat_span
-from hango.agent.cache_verdict import Verdict, judge, rules_for
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
-from hango.agent.ledger import Lineage, SentCall, sent_call
+from hango.agent.ledger.record import Lineage, SentCall, sent_call
+from hango.agent.ledger.verdict import Verdict, judge, rules_for
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response

@@ -14,7 +14,7 @@ from typing import Any
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps, RunContext
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message, remember_message
-from hango.agent.ledger import message_hash, remember_hash
+from hango.agent.ledger.record import message_hash, remember_hash
 from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage, Summary
 from hango.errors import NotFound
 from hango.messages import Message, block_from_dict, message_from_dict

@@ -31,7 +31,8 @@ _KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3}
 _SYSTEM_ORDER = {
     name: i for i, name in enumerate(("agent", "filesystem", "subagent", "skills", "memory", "todo"))
 }
-AGENT_KINDS = frozenset({"system", "tool"})
+AGENT_KINDS = frozenset({"system", "tool"})  # overridden on the agent's route
+SESSION_KINDS = frozenset({"message", "summary"})  # overridden on the session's route
 
 
 class MalformedPart(ValueError):
@@ -98,6 +99,12 @@ def seq_of(part: PartID) -> int:
     return int(part.removeprefix("message:"))
 
 
+def message_seq(part: PartID) -> int | None:
+    """The seq of a well-formed ``message:<seq>`` part; None for any other part."""
+    kind, _, rest = part.partition(":")
+    return int(rest) if kind == "message" and rest.isascii() and rest.isdigit() else None
+
+
 def target_of(part: PartID) -> str:
     """Which stored set overrides ``part``: ``agent`` (system and tool parts) or ``session`` (the rest)."""
     return "agent" if part.partition(":")[0] in AGENT_KINDS else "session"
@@ -108,7 +115,7 @@ def part_key(part: PartID) -> tuple[int, int, str]:
     name, the summary, then messages by seq (``message:2`` before ``message:10``)."""
     kind, _, rest = part.partition(":") if part != SUMMARY else (SUMMARY, "", "")
     if kind == "message":
-        rank = seq_of(part) if rest.isascii() and rest.isdigit() else 0
+        rank = message_seq(part) or 0
     elif kind == "system":
         rank = _SYSTEM_ORDER.get(rest.partition(":")[0], len(_SYSTEM_ORDER))
     else:

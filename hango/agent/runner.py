@@ -17,11 +17,11 @@ from typing import Any
 from sqlalchemy.engine import Connection, Engine
 
 from hango import telemetry
+from hango.agent.assembly import prepare_session
 from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.inspect import prepare_session
 from hango.agent.loader import append_message, store_estimates
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.tools.base import ToolContext

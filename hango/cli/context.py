@@ -25,7 +25,7 @@ from typing import Any
 
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
-from hango.cli.context_parts import Overrides, by_route, expand, known_parts, unknown_parts, with_pairs
+from hango.cli.context_parts import StoredSet, by_route, expand, known_parts, unknown_parts, with_pairs
 from hango.cli.context_suggest import render_compaction, render_suggestions
 from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
 
@@ -167,7 +167,7 @@ class Routes:
     def __init__(self, api: Client, snapshot: dict[str, Any]) -> None:
         self.api = api
         self.snapshot = snapshot
-        self._read: dict[str, tuple[Overrides, str | None]] = {}
+        self._read: dict[str, tuple[StoredSet, str | None]] = {}
         self._written: dict[str, str | None] = {}
         self._scope: dict[str, Any] | None = None
 
@@ -177,16 +177,16 @@ class Routes:
             return f"/v1/agents/{self.snapshot['agent_id']}/context-overrides"
         return f"/v1/sessions/{self.snapshot['session_id']}/context-overrides"
 
-    def read(self, route: str) -> Overrides:
+    def read(self, route: str) -> StoredSet:
         """The route's stored set (companions included), read once."""
         if route not in self._read:
             body, headers = self.api.exchange("GET", self.path(route))
-            self._read[route] = (Overrides(body["overrides"]), headers.get("ETag"))
+            self._read[route] = (StoredSet(body["overrides"]), headers.get("ETag"))
             if route == "agent":  # only the agent's set has a scope
                 self._scope = body.get("scope")
         return self._read[route][0]
 
-    def write(self, route: str, overrides: Overrides) -> dict[str, Any]:
+    def write(self, route: str, overrides: StoredSet) -> dict[str, Any]:
         """PUT the route's new set with ``If-Match``; a 412 is reported plainly."""
         etag = self._read[route][1]
         if route == "agent":
@@ -211,7 +211,7 @@ class Routes:
         self._written[route] = headers.get("ETag")
         return body
 
-    def save(self, changes: dict[str, Overrides]) -> dict[str, dict[str, Any]]:
+    def save(self, changes: dict[str, StoredSet]) -> dict[str, dict[str, Any]]:
         """PUT each route's new set in turn; when one is refused, put back the sets already saved."""
         saved: dict[str, dict[str, Any]] = {}
         for route, overrides in changes.items():

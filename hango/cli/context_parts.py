@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from hango.agent.parts import message_seq
 from hango.cli.client import UsageError
 
 GROUPS = ("system", "tools", "messages")
@@ -83,11 +84,11 @@ def _range(spec: str, known: list[str]) -> list[str]:
 
 def _seq(part: str) -> int:
     """The seq of a ``message:<seq>`` part; -1 (in no range) for any other part."""
-    rest = part.removeprefix("message:")
-    return int(rest) if part != rest and rest.isascii() and rest.isdigit() else -1
+    seq = message_seq(part)
+    return -1 if seq is None else seq
 
 
-class Overrides:
+class StoredSet:
     """One route's stored override set, as ``GET`` returns it."""
 
     def __init__(self, items: list[dict[str, Any]]) -> None:
@@ -111,18 +112,18 @@ class Overrides:
             if o.get("paired_from") is None and o["part"] not in dropped
         ]
 
-    def with_excluded(self, parts: list[str]) -> Overrides:
+    def with_excluded(self, parts: list[str]) -> StoredSet:
         """This set with ``parts`` excluded (an exclude takes the place of a replace)."""
         added = [{"part": p, "action": "exclude", "replacement": None} for p in parts]
-        return Overrides(self.explicit(parts) + added)
+        return StoredSet(self.explicit(parts) + added)
 
-    def with_replaced(self, part: str, text: str) -> Overrides:
+    def with_replaced(self, part: str, text: str) -> StoredSet:
         """This set with ``part`` replaced by ``text``."""
-        return Overrides([*self.explicit([part]), {"part": part, "action": "replace", "replacement": text}])
+        return StoredSet([*self.explicit([part]), {"part": part, "action": "replace", "replacement": text}])
 
-    def without(self, parts: Iterable[str]) -> Overrides:
+    def without(self, parts: Iterable[str]) -> StoredSet:
         """This set with no override on ``parts``."""
-        return Overrides(self.explicit(parts))
+        return StoredSet(self.explicit(parts))
 
     def body(self) -> dict[str, Any]:
         """The ``PUT`` body."""

@@ -40,9 +40,9 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
-from hango.agent.calibration import CALLS
 from hango.db import make_engine
 from hango.db.schema import agents, usage_records
+from hango.inspector.calibration import CALLS
 from scripts.bench.estimator import GENERATORS
 from scripts.bench.hango_server import database, serving
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer

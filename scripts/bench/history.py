@@ -25,7 +25,7 @@ import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
-from hango.agent.ledger import stored_hash
+from hango.agent.ledger.record import stored_hash
 from hango.agent.validate import validate_history
 from hango.messages import message_from_dict
 from hango.store import TenantStore

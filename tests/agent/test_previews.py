@@ -7,9 +7,9 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hango.agent import snapshot
 from hango.agent.parts import PREVIEW_CHARS, preview
-from hango.agent.snapshot import message_preview
+from hango.inspector import labels
+from hango.inspector.labels import message_preview
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 texts = st.text(max_size=300) | st.text(alphabet='ab"\\\n\u00e9\U0001f642', min_size=150, max_size=400)
@@ -36,7 +36,7 @@ blocks = st.one_of(
 
 def unclipped_preview(message: Message) -> str:
     """The preview made from each tool call's whole input, as before inputs were clipped."""
-    with patch.object(snapshot, "clipped", lambda value, _limit: value):
+    with patch.object(labels, "clipped", lambda value, _limit: value):
         return message_preview(message)
 
 

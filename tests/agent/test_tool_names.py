@@ -12,8 +12,8 @@ import uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hango.agent.assembly import capture
 from hango.agent.catalog import BUILTIN_TOOLS
-from hango.agent.inspect import capture
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import tool_part
 from hango.agent.stack import build_chain

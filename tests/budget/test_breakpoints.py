@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hango.agent.cache_breakpoints import MAX_BREAKPOINTS, with_breakpoints
 from hango.agent.draft import Draft
-from hango.agent.middleware.prompt_cache import MAX_BREAKPOINTS, with_breakpoints
 from hango.agent.parts import SourcedBlock, SourcedMessage, memory_part, message_part, system_part
 from hango.messages import Block, Message, TextBlock, ToolUseBlock
 from tests.budget.conftest import FAKE_MODEL, make_agent, make_session, say

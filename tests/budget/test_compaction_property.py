@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hango.agent.chain import Chain, summary_message
+from hango.agent.compaction import compact_at, render
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_message, estimate_request
-from hango.agent.middleware.summarization import SummarizationMiddleware, compact_at, render
+from hango.agent.middleware.summarization import SummarizationMiddleware
 from hango.agent.middleware.tool_allowlist import ToolAllowlistMiddleware
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, seq_of, system_part
 from hango.agent.state import AgentConfig, Caller, RunState, Summary

@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import sqlalchemy as sa
 
-from hango.agent.compactor import SUMMARIZER_PROMPT
+from hango.agent.compaction import SUMMARIZER_PROMPT
 from hango.store.usage import TOKEN_COLUMNS, month_start, next_month
 from tests.budget.conftest import FAKE_MODEL, delegating_run, make_agent, make_session, say, usage_rows
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hango.store",),
     ("hango.providers",),
     ("hango.agent",),
+    ("hango.inspector",),
     ("hango.api", "hango.tenancy", "hango.authz", "hango.try_pool"),
     ("blueprints",),
     ("hango.app",),
@@ -148,8 +149,80 @@ def sources() -> dict[str, str]:
     return sources_under("hango", "blueprints")
 
 
+# What the inspector may import of the runtime: the one assembly path, the value types it hands out,
+# the estimator, validation, compaction, the cache breakpoints, the ledger's records and the catalog
+# (what each built-in tool does with files).
+SEAM = frozenset(
+    {
+        "hango.agent.assembly",
+        "hango.agent.cache_breakpoints",
+        "hango.agent.catalog",
+        "hango.agent.chain",
+        "hango.agent.compaction",
+        "hango.agent.deps",
+        "hango.agent.draft",
+        "hango.agent.estimator",
+        "hango.agent.ledger.causes",
+        "hango.agent.ledger.record",
+        "hango.agent.ledger.verdict",
+        "hango.agent.overrides",
+        "hango.agent.parts",
+        "hango.agent.state",
+        "hango.agent.tools.base",
+        "hango.agent.validate",
+    }
+)
+
+
+def package_graph(graph: Graph) -> str:
+    """The import graph between packages, one ``a -> b, c`` line each: what a failure prints."""
+    packages = {m for m in graph if any(other.startswith(m + ".") for other in graph)}
+
+    def package_of(module: str) -> str:  # ``hango.agent.ledger.record`` → ``hango.agent.ledger``
+        return module if module in packages else module.rpartition(".")[0]
+
+    edges: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges.setdefault(package_of(module), set()).update(
+            package_of(t) for t in targets if package_of(t) != package_of(module)
+        )
+    return "\n".join(f"{a} -> {', '.join(sorted(b))}" for a, b in sorted(edges.items()) if b)
+
+
+def seam_breaches(graph: Graph) -> list[tuple[str, str]]:
+    """Imports of the runtime by the inspector outside the seam, and any import of the inspector by the runtime."""
+    inspector = [(a, b) for a, targets in graph.items() if a.startswith("hango.inspector") for b in targets]
+    runtime = [(a, b) for a, targets in graph.items() if a.startswith("hango.agent") for b in targets]
+    return sorted(
+        [(a, b) for a, b in inspector if b.startswith("hango.agent") and b not in SEAM]
+        + [(a, b) for a, b in runtime if b.startswith("hango.inspector")]
+    )
+
+
 def test_no_module_imports_a_higher_layer(sources: dict[str, str]) -> None:
-    assert back_edges(import_graph(sources)) == []
+    graph = import_graph(sources)
+    assert back_edges(graph) == [], package_graph(graph)
+
+
+def test_the_inspector_reaches_the_runtime_only_through_its_seam(sources: dict[str, str]) -> None:
+    graph = import_graph(sources)
+    assert seam_breaches(graph) == [], package_graph(graph)
+
+
+def test_the_seam_check_fails_on_a_runtime_import_of_the_inspector(sources: dict[str, str]) -> None:
+    """The runner reaching into the inspector, or the inspector into the run loop, is a breach."""
+    broken = dict(sources)
+    broken["hango.agent.runner"] += "\n\ndef _bad():\n    from hango.inspector.snapshot import Snapshot\n"
+    broken["hango.inspector.trying"] += "\n\ndef _bad():\n    from hango.agent.runner import run\n"
+
+    graph = import_graph(broken)
+
+    assert ("hango.agent.runner", "hango.inspector.snapshot") in seam_breaches(graph)
+    assert ("hango.agent.runner", "hango.inspector.snapshot") in back_edges(graph)
+    assert ("hango.inspector.trying", "hango.agent.runner") in seam_breaches(graph)
+    assert "hango.inspector" in next(
+        line for line in package_graph(graph).splitlines() if line.startswith("hango.agent -> ")
+    )
 
 
 def test_there_is_no_import_circle_inside_hango(sources: dict[str, str]) -> None:
@@ -214,7 +287,7 @@ def _on_a_connection(node: ast.AST) -> bool:
 
 def test_the_agent_contains_no_sql(sources: dict[str, str]) -> None:
     """Every query lives in hango/store: the agent imports no SQL toolkit or table and executes nothing."""
-    found = {m: _sql_in(s) for m, s in sources.items() if m.startswith("hango.agent")}
+    found = {m: _sql_in(s) for m, s in sources.items() if m.startswith(("hango.agent", "hango.inspector"))}
 
     assert {m: sql for m, sql in found.items() if sql} == {}
 
@@ -235,7 +308,14 @@ def test_bench_scripts_form_no_circle_and_shadow_no_standard_module() -> None:
 
 def test_the_runtime_below_the_web_layer_imports_no_flask(sources: dict[str, str]) -> None:
     """The agent, the providers and the store run outside a request: none of them imports Flask."""
-    below_web = ("hango.agent", "hango.providers", "hango.store", "hango.messages", "hango.errors")
+    below_web = (
+        "hango.agent",
+        "hango.inspector",
+        "hango.providers",
+        "hango.store",
+        "hango.messages",
+        "hango.errors",
+    )
     flask_users = [
         module
         for module, source in sources.items()

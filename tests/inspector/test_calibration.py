@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hango.agent.calibration import CALLS
 from hango.db.schema import usage_records
+from hango.inspector.calibration import CALLS
 from hango.messages import Message, Response, TextBlock, Usage
 from tests.inspector.conftest import ANTHROPIC, Lab, user
 from tests.support.sql import count_statements

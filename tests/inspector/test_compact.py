@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.chain import SUMMARY_PREFIX
-from hango.agent.compactor import FOCUS_PREFIX
+from hango.agent.compaction import FOCUS_PREFIX
 from hango.agent.runner import holding_session
 from hango.db.schema import audit_log, session_summaries, usage_records
 from hango.telemetry import names

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from hango.agent.assembly import capture, prepare_session
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.inspect import capture, prepare_session
 from hango.agent.state import Caller
-from hango.agent.trying import new_turn
 from hango.cli import demo
 from hango.config import Config, load_config
+from hango.inspector.trying import new_turn
 from hango.messages import Message, TextBlock, block_to_dict
 from hango.store import TenantStore
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer

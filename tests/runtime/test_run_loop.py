@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from werkzeug.test import TestResponse
 
-from hango.agent.inspect import INTERRUPTED
+from hango.agent.assembly import INTERRUPTED
 from hango.agent.tools import todos
 from hango.store import TenantStore
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer

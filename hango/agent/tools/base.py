@@ -51,9 +51,33 @@ class ToolContext:
 
 
 @dataclass(frozen=True)
+class PathUse:
+    """What a file tool does with the path it is given: the rules about stale results read this.
+
+    ``access`` is ``read`` (a file's contents), ``list`` (a folder's entries),
+    ``search`` (the contents of the files under a folder), ``write`` (creates or
+    replaces a file) or ``edit`` (changes a file). ``default`` is the path when
+    the argument is left out.
+    """
+
+    access: str
+    argument: str = "path"
+    default: str | None = None
+
+    @property
+    def reads(self) -> bool:
+        return self.access in ("read", "list", "search")
+
+    @property
+    def writes(self) -> bool:
+        return self.access in ("write", "edit")
+
+
+@dataclass(frozen=True)
 class Tool:
     definition: ToolDef
     execute: Callable[[dict[str, Any], ToolContext], str]
+    paths: PathUse | None = None  # set on the tools that read or write files
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hango.agent.tools import vfs
-from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
+from hango.agent.tools.base import PathUse, Tool, ToolContext, ToolFailure, schema
 from hango.agent.tools.paths import MAX_PATH_CHARS, MEMORIES, SKILLS, children, glob_regex, normal_path
 from hango.agent.tools.search import MAX_GREP_CHARS, MAX_LINE_CHARS, SYNTAX, Scan, compile_pattern, cut
 from hango.messages import ToolDef
@@ -210,12 +210,12 @@ def _bounded(lines: list[str], limit: int, what: str) -> str:
 def filesystem_tools() -> list[Tool]:
     """The six filesystem tools."""
     return [
-        Tool(LS, ls),
-        Tool(READ_FILE, read_file),
-        Tool(WRITE_FILE, write_file),
-        Tool(EDIT_FILE, edit_file),
-        Tool(GLOB, glob),
-        Tool(GREP, grep),
+        Tool(LS, ls, PathUse("list", default=FOLDER["default"])),
+        Tool(READ_FILE, read_file, PathUse("read")),
+        Tool(WRITE_FILE, write_file, PathUse("write")),
+        Tool(EDIT_FILE, edit_file, PathUse("edit")),
+        Tool(GLOB, glob, PathUse("list", default=FOLDER["default"])),
+        Tool(GREP, grep, PathUse("search", default=FOLDER["default"])),
     ]
 
 

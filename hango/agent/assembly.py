@@ -3,25 +3,23 @@
 ``prepare_session`` builds a fresh run state exactly like a run (every
 ``before_run`` hook) and closes a ``tool_use`` left without results the way the
 run's repair will: a run stores that message, everyone else keeps it in memory,
-so the preview equals the next run's request in that state too. ``assemble``
-then runs the model chain to a capture handler: the **draft** is the call with
-no overrides ("before"), the **captured** call the one with them ("after").
-Only the innermost handler differs from a run's; nothing is written and
-neither the provider nor the summarizer is called.
+so the preview equals the next run's request in that state too. ``capture``
+runs the model chain to a capture handler: only the innermost handler differs
+from a run's; nothing is written and neither the provider nor the summarizer
+is called. This module is the runtime's seam: the inspector (``hango.inspector``)
+builds on it and the runtime never imports the inspector.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
+from hango.agent.gateway import Gateway
 from hango.agent.loader import agent_state, load_state, prepare
-from hango.agent.overrides import Overrides
-from hango.agent.parts import PartID, tool_part
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.turns import tool_uses
@@ -39,16 +37,6 @@ class Prepared:
     chain: Chain
     state: RunState
     repair: StoredMessage | None = None
-
-
-@dataclass(frozen=True)
-class Assembly:
-    """The next call before overrides (``draft``) and after them (``captured``), both through the chain."""
-
-    chain: Chain
-    state: RunState
-    draft: Draft
-    captured: Draft
 
 
 def prepare_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Prepared:
@@ -88,26 +76,6 @@ def capture(chain: Chain, state: RunState) -> Draft:
     return captured[0]
 
 
-def assemble(chain: Chain, state: RunState) -> Assembly:
-    """The call without overrides and with ``state.overrides`` (one capture when there are none)."""
-    if not state.overrides:
-        draft = capture(chain, state)
-        return Assembly(chain, state, draft, draft)
-    draft = capture(chain, dataclasses.replace(state, overrides=Overrides()))
-    return Assembly(chain, state, draft, capture(chain, state))
-
-
-def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:
-    """The assembly of ``session``'s next model call with its stored overrides."""
-    prepared = prepare_session(deps, store, session, caller)
-    prepared.state.capture_only = True
-    return assemble(prepared.chain, prepared.state)
-
-
-def parts_of(draft: Draft) -> list[PartID]:
-    """Every part id a draft holds: its system blocks, tools and messages."""
-    return [
-        *(s.part for s in draft.system),
-        *(tool_part(t.name) for t in draft.tools),
-        *(m.part for m in draft.messages),
-    ]
+def send(deps: Deps, chain: Chain, state: RunState, timeout: float) -> Response:
+    """One real model call for ``state`` through the chain and the gateway; its tool calls are not run."""
+    return chain.call_model(chain.draft(state), state, Gateway(deps, state, timeout))

@@ -1,4 +1,4 @@
-"""What changed between two calls, part by part, and why the first difference happened.
+"""Why a call stopped sharing the previous call's prefix: the first differing part and its cause.
 
 Two calls are compared by their ledger parts (id and content hash). The first
 part where they differ breaks the provider's cached prefix from there on; its
@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from hango.agent.ledger import SentCall, SentPart, common_prefix
+from hango.agent.ledger.record import SentCall, SentPart, common_prefix
 from hango.agent.overrides import REPLACE, Overrides
-from hango.agent.parts import SUMMARY, PartID
+from hango.agent.parts import SUMMARY, PartID, seq_of
 
 CAUSES = (
     "override_saved",
@@ -95,31 +94,12 @@ def _added(part: PartID, earlier: Sequence[SentPart]) -> str:
     """The cause of a part the earlier call did not send."""
     family = _family(part)
     if family == "message":
-        newest = max((_seq(p.part) for p in earlier if _family(p.part) == "message"), default=0)
+        newest = max((seq_of(p.part) for p in earlier if _family(p.part) == "message"), default=0)
         # A message older than the earlier call's newest was left out then: an override changed.
-        return "new_messages" if _seq(part) > newest else "override_saved"
+        return "new_messages" if seq_of(part) > newest else "override_saved"
     return _source_cause(family)
 
 
 def _source_cause(family: str) -> str:
     """The cause of a change to a part of ``family`` that no override or new message explains."""
     return _SOURCE_CAUSES.get(family, "source_changed")
-
-
-def _seq(part: PartID) -> int:
-    return int(part.removeprefix("message:"))
-
-
-def diff(earlier: SentCall, later: SentCall, overrides: Overrides) -> dict[str, Any]:
-    """Parts added, removed and changed (by hash), the common prefix, and the first difference."""
-    old = {p.part: p for p in earlier.parts}
-    new = {p.part: p for p in later.parts}
-    first = first_difference(earlier, later, overrides)
-    shared = len(later.parts) if first is None else first.index
-    return {
-        "added": [p for p in new if p not in old],
-        "removed": [p for p in old if p not in new],
-        "changed": [p for p, sent in new.items() if p in old and old[p].hash != sent.hash],
-        "common_prefix": {"parts": shared, "tokens": later.tokens_through(shared - 1)},
-        "first_difference": None if first is None else {"part": first.part, "cause": first.cause},
-    }

@@ -8,22 +8,17 @@ it has one (``counted: "provider"``), else that estimate.
 
 from __future__ import annotations
 
-import itertools
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from hango.agent.cache_breakpoints import system_breakpoint
+from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
-from hango.agent.inspect import Assembly
-from hango.agent.middleware.prompt_cache import system_breakpoint
-from hango.agent.middleware.summarization import compact_at
-from hango.agent.overrides import REPLACE, companions
+from hango.agent.overrides import REPLACE
 from hango.agent.parts import (
-    PREVIEW_CHARS,
-    SUMMARY,
     PartID,
     in_part_order,
     kind_of,
@@ -31,7 +26,10 @@ from hango.agent.parts import (
     target_of,
     tool_part,
 )
-from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.inspector.inspection import Assembly
+from hango.inspector.labels import label_of, message_label, message_preview, tools_of
+from hango.inspector.override_rules import companions
+from hango.messages import ToolUseBlock
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")
@@ -161,13 +159,18 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
     shown, sent_tokens = sent if sent is not None else (text, tokens)
     cut = preview(shown)
     kind = kind_of(part)
-    view = PartView(
-        part, kind, target_of(part), label_of(part), cut.text, cut.truncated, sent_tokens, sent is not None
+    return PartView(
+        id=part,
+        kind=kind,
+        target=target_of(part),
+        label=label_of(part),
+        preview=cut.text,
+        truncated=cut.truncated,
+        tokens=sent_tokens,
+        included=sent is not None,
+        original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
+        tools=[label_of(part)] if kind == "tool" else [],
     )
-    view.original_tokens = tokens  # kept by ``_mark_override`` on replaced parts only
-    if kind == "tool":
-        view.tools = [label_of(part)]
-    return view
 
 
 def _message_parts(draft: Draft, sent: Draft) -> list[PartView]:
@@ -210,10 +213,18 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
         override = stale[part]
         kind = kind_of(part)
         view = PartView(
-            part, kind, target_of(part), label_of(part), "", False, 0, False, None, override.action
+            id=part,
+            kind=kind,
+            target=target_of(part),
+            label=label_of(part),
+            preview="",
+            truncated=False,
+            tokens=0,
+            included=False,
+            override=override.action,
+            paired=override.paired_from is not None,
+            stale=True,
         )
-        view.stale = True
-        view.paired = override.paired_from is not None
         groups[kind].append(view)
 
 
@@ -251,80 +262,3 @@ def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:
     if counted_after is None or counted_before is None:
         return "estimate", estimate_request(before), estimate_request(after)
     return "provider", counted_before, counted_after
-
-
-def label_of(part: PartID) -> str:
-    """A short label for a part id: ``agent``, ``memory /memories/AGENTS.md``, ``read_file``, ``#7``."""
-    if part == SUMMARY:
-        return "summary"
-    kind, _, rest = part.partition(":")
-    if kind == "system":
-        return rest.replace("memory:", "memory ", 1)
-    return f"#{rest}" if kind == "message" else rest
-
-
-def message_label(part: PartID, message: Message, tool_names: dict[str, str]) -> str:
-    """``#7 assistant · tool_use read_file`` — seq, role, and what the message holds."""
-    if part == SUMMARY:
-        return "summary of earlier messages"
-    kinds = (kind if tool is None else f"{kind} {tool}" for kind, tool in _held(message, tool_names))
-    return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
-
-
-def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
-    """The tools a message calls or answers, each once, in order."""
-    return list(dict.fromkeys(tool for _, tool in _held(message, tool_names) if tool is not None))
-
-
-def _held(message: Message, tool_names: dict[str, str]) -> list[tuple[str, str | None]]:
-    """Each block's kind (``text``, ``tool_use``, ``tool_result``) and the tool it calls or answers."""
-    held: list[tuple[str, str | None]] = []
-    for block in message.content:
-        if isinstance(block, ToolUseBlock):
-            held.append(("tool_use", block.name))
-        elif isinstance(block, ToolResultBlock):
-            held.append(("tool_result", tool_names.get(block.tool_use_id, "?")))
-        else:
-            held.append(("text", None))
-    return held
-
-
-def message_preview(message: Message) -> str:
-    """A message's first 200 characters as one line (text, tool calls, results); stops once it has them.
-
-    No block is rendered whole: texts are sliced, and a tool call's input is
-    clipped before it is written as JSON (``clipped``), so the cost follows the
-    preview's length, not the message's.
-    """
-    text = ""
-    for block in message.content:
-        if len(text) >= PREVIEW_CHARS:
-            break
-        # one character more than a preview shows, so a block that long still reads as cut
-        text += (" · " if text else "") + _block_text(block)[: PREVIEW_CHARS + 1]
-    return text
-
-
-def _block_text(block: ContentBlock) -> str:
-    if isinstance(block, TextBlock):
-        return block.text
-    if isinstance(block, ToolUseBlock):
-        return f"{block.name}({json.dumps(clipped(block.input, PREVIEW_CHARS), ensure_ascii=False)})"
-    return block.content
-
-
-def clipped(value: Any, limit: int) -> Any:
-    """``value`` (parsed JSON) cut so that its JSON text starts with the same ``limit`` characters.
-
-    A string keeps its first ``limit`` characters and a list or object its first
-    ``limit`` items: each of them writes at least one character, so whatever is
-    cut starts past ``limit`` characters of the text.
-    """
-    if isinstance(value, str):
-        return value[:limit]
-    if isinstance(value, list):
-        return [clipped(item, limit) for item in value[:limit]]
-    if isinstance(value, dict):
-        items = itertools.islice(value.items(), limit)
-        return {clipped(key, limit): clipped(item, limit) for key, item in items}
-    return value

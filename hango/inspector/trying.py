@@ -14,13 +14,16 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from hango.agent.assembly import capture, prepare_session
 from hango.agent.chain import Chain
-from hango.agent.gateway import Gateway
-from hango.agent.inspect import capture, parts_of
-from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides, close_set, companions, screen
+from hango.agent.deps import Deps
+from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
 from hango.agent.parts import PartID, in_part_order, message_part, target_of
-from hango.agent.state import RunState, StoredMessage
-from hango.messages import Message, Response, TextBlock, message_to_dict
+from hango.agent.state import Caller, RunState, StoredMessage
+from hango.inspector.inspection import parts_of
+from hango.inspector.override_rules import close_set, companions, screen, validate_set
+from hango.messages import Message, Response, TextBlock, holds_text, message_to_dict
+from hango.store import TenantStore
 
 PURPOSE = "context_try"
 
@@ -47,6 +50,22 @@ class TryPlan:
         )
 
 
+@dataclass(frozen=True)
+class PreparedTry:
+    """A try ready to send: the chain, the state its call runs on, and the overrides it uses."""
+
+    chain: Chain
+    state: RunState
+    plan: TryPlan
+
+
+def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> PreparedTry:
+    """The session's next call as a try (``for_try``), with the body's overrides screened and closed."""
+    prepared = prepare_session(deps, store, session, caller)
+    state = for_try(prepared.state)
+    return PreparedTry(prepared.chain, state, plan(prepared.chain, state, body))
+
+
 def plan(chain: Chain, state: RunState, body: TryBody) -> TryPlan:
     """Merge the stored overrides with the body's, screened like a PUT, and close them on the history sent.
 
@@ -55,13 +74,14 @@ def plan(chain: Chain, state: RunState, body: TryBody) -> TryPlan:
     the closed set the call uses.
     """
     stored = state.overrides
-    whole = capture(chain, dataclasses.replace(state, overrides=Overrides()))
-    present = parts_of(whole)
     wanted = [Override(p, EXCLUDE) for p in body.exclude] + [
         Override(p, REPLACE, t) for p, t in body.replace.items()
     ]
-    chosen = screen(wanted, present, stored_parts(stored))
-    released = set(screen([Override(p, EXCLUDE) for p in body.include], present, stored_parts(stored)))
+    screened = validate_set(chain, state, wanted, stored_parts(stored))
+    whole, chosen = screened.draft, screened.chosen
+    released = set(
+        screen([Override(p, EXCLUDE) for p in body.include], parts_of(whole), stored_parts(stored))
+    )
     groups = companions(whole.messages)  # an included part brings its whole pair group back
     released |= {other for p in released for other in groups.get(p, ())}
     agent = {p: o for p, o in stored.agent.items() if p not in released}
@@ -100,13 +120,7 @@ def shape_history(state: RunState, message: str | None) -> None:
 def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:
     """A user message with text that the call sends (an excluded one is no turn to re-answer)."""
     message = stored.message
-    has_text = any(isinstance(b, TextBlock) for b in message.content)
-    return message.role == "user" and has_text and not overrides.excludes(message_part(stored.seq))
-
-
-def send(chain: Chain, state: RunState, gateway: Gateway) -> Response:
-    """One model call through the chain; the answer's tool calls are not executed."""
-    return chain.call_model(chain.draft(state), state, gateway)
+    return message.role == "user" and holds_text(message) and not overrides.excludes(message_part(stored.seq))
 
 
 def for_try(state: RunState) -> RunState:

@@ -11,11 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from hango.agent.cache_verdict import judge, rules_for
-from hango.agent.compactor import SUMMARIZER, SUMMARIZER_PROMPT
+from hango.agent.compaction import SUMMARIZER, SUMMARIZER_PROMPT
 from hango.agent.deps import Deps
-from hango.agent.inspect import Assembly
-from hango.agent.ledger import (
+from hango.agent.ledger.record import (
     LINEAGES,
     Lineage,
     SentCall,
@@ -25,6 +23,7 @@ from hango.agent.ledger import (
     sent_call,
     tool_hash,
 )
+from hango.agent.ledger.verdict import judge, rules_for
 from hango.agent.parts import (
     TRANSCRIPT,
     SourcedBlock,
@@ -34,7 +33,8 @@ from hango.agent.parts import (
     preview,
     tool_part,
 )
-from hango.agent.snapshot import label_of, message_label, message_preview
+from hango.inspector.inspection import Assembly
+from hango.inspector.labels import label_of, message_label, message_preview
 from hango.messages import Block, ToolUseBlock
 from hango.providers import split_model
 from hango.store import TenantStore

@@ -28,31 +28,22 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
-from hango.agent.compactor import summary_max_tokens
+from hango.agent.catalog import TOOL_PATHS
+from hango.agent.compaction import plan_compaction, summary_max_tokens
 from hango.agent.estimator import estimate_content
-from hango.agent.inspect import Assembly
-from hango.agent.middleware.summarization import plan_compaction
-from hango.agent.overrides import (
-    EXCLUDE,
-    Override,
-    OverrideRejected,
-    close_set,
-    companions,
-    distinct,
-)
+from hango.agent.overrides import EXCLUDE, Override
 from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, tool_part
-from hango.agent.snapshot import PartView, Snapshot
+from hango.agent.tools.base import PathUse
 from hango.agent.validate import is_valid
 from hango.config import Config
-from hango.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from hango.inspector.inspection import Assembly
+from hango.inspector.override_rules import OverrideRejected, close_set, companions, distinct
+from hango.inspector.snapshot import PartView, Snapshot
+from hango.messages import ToolResultBlock, ToolUseBlock, holds_text
 from hango.store.messages import ToolUsage
 
-READERS = frozenset({"read_file", "ls", "glob", "grep"})
-WRITERS = frozenset({"write_file", "edit_file"})
-FOLDER_READERS = frozenset({"ls", "glob", "grep"})
-LISTERS = frozenset({"ls", "glob"})
 KINDS = ("superseded_result", "duplicate_result", "large_old_result", "unused_tool", "would_compact")
 
 
@@ -90,6 +81,14 @@ class Suggestion:
         return {k: v for k, v in vars(self).items() if v is not None}
 
 
+class Candidate(NamedTuple):
+    """A message suggestion before it is checked and priced: its kind, the parts it excludes, why."""
+
+    kind: str
+    parts: list[PartID]
+    reason: str
+
+
 @dataclass
 class _Call:
     """One tool call of the visible history, with its result once it is known."""
@@ -100,9 +99,24 @@ class _Call:
     result: ToolResultBlock | None = None
 
     @cached_property
+    def uses(self) -> PathUse | None:
+        """What the tool does with its path (``TOOL_PATHS``); None for a tool that touches no file."""
+        return TOOL_PATHS.get(self.name)
+
+    @cached_property
     def path(self) -> str | None:
-        raw = self.input.get("path", "/" if self.name in FOLDER_READERS else None)
+        if self.uses is None:
+            return None
+        raw = self.input.get(self.uses.argument, self.uses.default)
         return raw.rstrip("/") or "/" if isinstance(raw, str) else None
+
+    @property
+    def reads(self) -> bool:
+        return self.uses is not None and self.uses.reads
+
+    @property
+    def writes(self) -> bool:
+        return self.uses is not None and self.uses.writes
 
     @cached_property
     def key(self) -> str:
@@ -146,7 +160,7 @@ def _message_suggestions(
     pairs = companions(messages)
     answers_after = _assistants_after(messages)
     later = _Later()
-    candidates: list[tuple[str, list[PartID], str]] = []
+    candidates: list[Candidate] = []
     made: dict[int, list[_Call]] = {}
     for call in calls:
         made.setdefault(call.index, []).append(call)
@@ -154,11 +168,11 @@ def _message_suggestions(
         sourced = messages[index]
         free = _untouched(views.get(sourced.part))
         answered = [c for c in made.get(index - 1, ()) if c.result is not None]
-        if answered and free and not _holds_text(sourced):
+        if answered and free and not holds_text(sourced.message):
             found = _judge(answered, later, answers_after[index], limits, views[sourced.part].tokens)
             if found is not None:
                 kind, reason = found
-                candidates.append((kind, _closure(sourced.part, pairs), reason))
+                candidates.append(Candidate(kind, _closure(sourced.part, pairs), reason))
         if free:
             _remember(later, sourced, made.get(index, []))
     return _priced(_valid(assembly, candidates, views), views, sent_after)
@@ -194,10 +208,6 @@ def _untouched(view: PartView | None) -> bool:
     return view is not None and view.included and view.override is None
 
 
-def _holds_text(sourced: SourcedMessage) -> bool:
-    return any(isinstance(b, TextBlock) for b in sourced.message.content)
-
-
 def _judge(
     calls: list[_Call], later: _Later, age: int, limits: Thresholds, tokens: int
 ) -> tuple[str, str] | None:
@@ -212,7 +222,7 @@ def _judge(
     repeated = [
         c for c, old in zip(calls, superseded, strict=True) if not old and c.result.content in later.contents
     ]
-    if repeated and len(repeated) == superseded.count(False) and not any(c.name in WRITERS for c in repeated):
+    if repeated and len(repeated) == superseded.count(False) and not any(c.writes for c in repeated):
         names = ", ".join(sorted({c.name for c in repeated}))
         return "duplicate_result", f"a later {names} result says exactly the same"
     if age <= limits.old_turns or tokens < limits.large_result_tokens:  # the message bounds its results
@@ -225,12 +235,12 @@ def _judge(
 
 
 def _is_superseded(call: _Call, later: _Later) -> bool:
-    if call.name not in READERS:
+    if not call.reads:
         return False
     if call.key in later.calls:
         return True
-    # an edit changes contents, not a listing: ls and glob go out of date only with a write
-    touched = later.created if call.name in LISTERS else later.changed
+    # an edit changes contents, not a listing: a listing goes out of date only with a write
+    touched = later.created if call.uses.access == "list" else later.changed
     return call.path is not None and call.path in touched
 
 
@@ -242,11 +252,11 @@ def _remember(later: _Later, sourced: SourcedMessage, calls: list[_Call]) -> Non
     for call in calls:
         if call.result is None or call.result.is_error:
             continue  # a failed write changed nothing; a failed read shows nothing
-        if call.name in READERS:
+        if call.reads:
             later.calls.add(call.key)
-        elif call.name in WRITERS and call.path is not None:
+        elif call.writes and call.path is not None:
             later.changed.update(_folders(call.path))
-            if call.name == "write_file":
+            if call.uses.access == "write":
                 later.created.update(_folders(call.path))
 
 
@@ -264,9 +274,7 @@ def _closure(part: PartID, pairs: dict[PartID, list[PartID]]) -> list[PartID]:
     return in_part_order([part, *pairs.get(part, ())])  # ``companions`` gives the whole group
 
 
-def _valid(
-    assembly: Assembly, candidates: list[tuple[str, list[PartID], str]], views: dict[PartID, PartView]
-) -> list[tuple[str, list[PartID], str]]:
+def _valid(assembly: Assembly, candidates: list[Candidate], views: dict[PartID, PartView]) -> list[Candidate]:
     """The candidates whose override set, with the stored one, passes the session PUT's validator.
 
     Removing a whole tool_use/tool_result pair from a valid history leaves it
@@ -274,12 +282,12 @@ def _valid(
     when the history as sent is valid one check of all candidates together
     answers for each; otherwise each is checked alone.
     """
-    candidates = [c for c in candidates if all(_untouched(views.get(p)) for p in c[1])]
+    candidates = [c for c in candidates if all(_untouched(views.get(p)) for p in c.parts)]
     stored = [o for o in assembly.state.overrides.session.values() if o.paired_from is None]
     sent_valid = is_valid([m.message for m in assembly.captured.messages])
-    if sent_valid and _passes(stored, [p for c in candidates for p in c[1]], assembly.draft.messages):
+    if sent_valid and _passes(stored, [p for c in candidates for p in c.parts], assembly.draft.messages):
         return candidates
-    return [c for c in candidates if _passes(stored, c[1], assembly.draft.messages)]
+    return [c for c in candidates if _passes(stored, c.parts, assembly.draft.messages)]
 
 
 def _passes(stored: list[Override], parts: Iterable[PartID], messages: list[SourcedMessage]) -> bool:
@@ -291,7 +299,7 @@ def _passes(stored: list[Override], parts: Iterable[PartID], messages: list[Sour
 
 
 def _priced(
-    candidates: list[tuple[str, list[PartID], str]],
+    candidates: list[Candidate],
     views: dict[PartID, PartView],
     sent_after: dict[PartID, int],
 ) -> list[Suggestion]:

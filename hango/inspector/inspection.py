@@ -1,0 +1,55 @@
+"""Inspection: a session's next model call before its overrides ("draft") and after them ("captured").
+
+Both are captured through the real chain on the state ``prepare_session``
+builds, so what the inspector shows is what the next run sends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from hango.agent.assembly import capture, prepare_session
+from hango.agent.chain import Chain
+from hango.agent.deps import Deps
+from hango.agent.draft import Draft
+from hango.agent.overrides import Overrides
+from hango.agent.parts import PartID, tool_part
+from hango.agent.state import Caller, RunState
+from hango.store import TenantStore
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """The next call before overrides (``draft``) and after them (``captured``), both through the chain."""
+
+    chain: Chain
+    state: RunState
+    draft: Draft
+    captured: Draft
+
+
+def assemble(chain: Chain, state: RunState) -> Assembly:
+    """The call without overrides and with ``state.overrides`` (one capture when there are none)."""
+    if not state.overrides:
+        draft = capture(chain, state)
+        return Assembly(chain, state, draft, draft)
+    draft = capture(chain, dataclasses.replace(state, overrides=Overrides()))
+    return Assembly(chain, state, draft, capture(chain, state))
+
+
+def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:
+    """The assembly of ``session``'s next model call with its stored overrides."""
+    prepared = prepare_session(deps, store, session, caller)
+    prepared.state.capture_only = True
+    return assemble(prepared.chain, prepared.state)
+
+
+def parts_of(draft: Draft) -> list[PartID]:
+    """Every part id a draft holds: its system blocks, tools and messages."""
+    return [
+        *(s.part for s in draft.system),
+        *(tool_part(t.name) for t in draft.tools),
+        *(m.part for m in draft.messages),
+    ]
