@@ -13,12 +13,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from hango.agent.parts import message_seq
 from hango.cli.client import UsageError
 
 GROUPS = ("system", "tools", "messages")
 ROUTES = ("session", "agent")
 _RANGE = re.compile(r"^message:(\d+)\.\.(\d+)$")
+_MESSAGE = re.compile(r"message:(\d+)", re.ASCII)
 
 
 def by_id(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -83,9 +83,13 @@ def _range(spec: str, known: list[str]) -> list[str]:
 
 
 def _seq(part: str) -> int:
-    """The seq of a ``message:<seq>`` part; -1 (in no range) for any other part."""
-    seq = message_seq(part)
-    return -1 if seq is None else seq
+    """The seq of a ``message:<seq>`` part; -1 (in no range) for any other part.
+
+    Only to expand a range the user typed: a client command loads no server module
+    (``hango.agent.parts`` holds the server's grammar of part ids).
+    """
+    match = _MESSAGE.fullmatch(part)
+    return int(match[1]) if match else -1
 
 
 class StoredSet:
