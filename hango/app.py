@@ -14,6 +14,7 @@ from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
+from hango.queue import web_queue
 from hango.tenancy import load_principal
 from hango.try_pool import try_pool
 
@@ -47,6 +48,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     FlaskInstrumentor().instrument_app(app)
     db.init_app(app, cfg.database_url)
     try_pool.init_app(app)
+    app.extensions["hango.queue"] = web_queue(app.extensions["hango.engine"])
     if cfg.check_schema:
         migrate.check_current(app.extensions["hango.engine"])
     init_errors(app)

@@ -69,10 +69,10 @@ def scenario(who: Http, provider: FakeProviderServer) -> None:
     """Two runs (the first with a tool call, the second under an override), a try and an inspect."""
     session = make_session(who, make_agent(who, "anthropic/claude-fake-1", tools=["ls"]))
     provider.reply(Message("assistant", (ToolUseBlock("toolu_ls", "ls", {"path": "/"}),)), "Nothing there.")
-    assert who.post(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 201
+    assert who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 201
     excluding = {"overrides": [{"part": "message:4", "action": "exclude"}]}
     assert who.put(f"/v1/sessions/{session}/context-overrides", json=excluding).status_code == 200
-    assert who.post(f"/v1/sessions/{session}/messages", json={"content": "again"}).status_code == 201
+    assert who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "again"}).status_code == 201
     assert who.post(f"/v1/sessions/{session}/context/try", json={}).status_code == 200
     assert who.get(f"/v1/sessions/{session}/context").status_code == 200
 
