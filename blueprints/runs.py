@@ -71,6 +71,14 @@ class EventsArgsSchema(Schema):
     limit = fields.Integer(load_default=MAX_PAGE, validate=validate.Range(min=1, max=MAX_PAGE))
 
 
+class CancelSchema(Schema):
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "why, for the audit log (optional)"},
+    )
+
+
 class RunEventSchema(Schema):
     seq = fields.Integer()
     kind = fields.String(
@@ -138,11 +146,12 @@ class RunEvents(MethodView):
 
 @blp.route("/runs/<uuid:run_id>/cancel")
 class RunCancel(MethodView):
+    @blp.arguments(CancelSchema)
     @blp.response(202, RunSchema)
     @error_response(blp, 404, "`not_found`: no such run, or its session is not one of the caller's.")
     @error_response(blp, 409, "`run_finished`: the run already ended.")
-    def post(self, run_id: uuid.UUID) -> Any:
+    def post(self, body: dict, run_id: uuid.UUID) -> Any:
         """Cancel a run: a queued one never starts, a running one stops at its next step (`cancelled`)."""
         run = queue.cancel_run(tenancy.job_queue(), tenancy.store(), g.run)
-        tenancy.audit("run.cancel", "run", run.id, {"status": run.status})
+        tenancy.audit("run.cancel", "run", run.id, {"status": run.status, "reason": body["reason"]})
         return run

@@ -25,6 +25,7 @@ COMMANDS = {
     "sessions": "sessions",
     "messages": "messages",
     "chat": "chat",
+    "runs": "runs",
     "context": "context",
 }
 

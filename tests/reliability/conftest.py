@@ -22,7 +22,7 @@ from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger
 from tests.reliability.http import Http
 from tests.support.nginx import nginx_proxy
-from tests.support.server import QueueWorkers, gunicorn_server, queue_workers
+from tests.support.server import QueueWorkers, gunicorn_server, queue_worker_pool
 
 TRY_TIMEOUT = 10.0
 MODEL = "anthropic/claude-fake-1"
@@ -70,7 +70,7 @@ def live(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     with FakeProviderServer(validator=ledger) as provider:
         env = provider_env(provider)
         with (
-            queue_workers(database_url, env, log) as workers,
+            queue_worker_pool(database_url, env, log) as workers,
             gunicorn_server(database_url, env=env, log_path=log, queue_workers=0) as url,
         ):
             yield Live(url, provider, ledger, log, workers)

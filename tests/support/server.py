@@ -84,7 +84,7 @@ class QueueWorkers:
 
 
 @contextmanager
-def queue_workers(
+def queue_worker_pool(
     database_url: str, env: Mapping[str, str] | None = None, log_path: Path | None = None, count: int = 1
 ) -> Iterator[QueueWorkers]:
     """``count`` queue workers on ``database_url`` until the block ends."""
@@ -113,7 +113,7 @@ def gunicorn_server(
     argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
     url = f"http://127.0.0.1:{port}"
     with (
-        queue_workers(database_url, env, log_path, queue_workers),
+        queue_worker_pool(database_url, env, log_path, queue_workers),
         _gunicorn(argv, server_env(database_url, env), url, log_path) as started,
     ):
         yield started
