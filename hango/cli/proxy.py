@@ -16,7 +16,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "nginx-conf", help="print the nginx configuration for a production deployment"
     )
     parser.add_argument("--listen", default="0.0.0.0:80", help="nginx's listen address (default 0.0.0.0:80)")
-    parser.add_argument("--upstream", default="127.0.0.1:8080", help="where `hango serve` listens (several web nodes: comma-separated)")
+    parser.add_argument(
+        "--upstream",
+        default="127.0.0.1:8080",
+        help="where `hango serve` listens (several web nodes: comma-separated)",
+    )
     parser.set_defaults(handler=run)
 
 
