@@ -76,8 +76,9 @@ class Printer:
             self.out.flush()
 
 
-def follow(api: Client, run: dict[str, Any], out: TextIO = sys.stderr) -> dict[str, Any]:
+def follow(api: Client, run: dict[str, Any], out: TextIO | None = None) -> dict[str, Any]:
     """Print ``run``'s steps until it ends; returns the ended run with its messages."""
+    out = out or sys.stderr  # read at the call: a test (or a caller) may have replaced it
     printer, after, cancelled = Printer(out), 0, False
     while True:
         try:

@@ -12,15 +12,18 @@ seconds. It measures, as ratios from one run:
 
 - inspect (``GET /v1/sessions/{id}/context`` of a fifth session) p50 idle, then while
   K runs are in flight; ``/healthz`` p99 meanwhile; whether every run finished;
-- runs per minute for a batch of runs with 1 queue worker, then with 2 (a second
-  ``hango serve`` with ``HANGO_QUEUE_WORKERS=2`` on the same database).
+- runs per minute for a batch of runs queued with no worker up, then worked by 1
+  ``hango worker`` process, and again by 2 (each of ``HANGO_WORKER_CONCURRENCY`` = 4).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +31,7 @@ from typing import Any
 
 import requests
 
+from hango.config import REPO_ROOT
 from scripts.bench.hango_server import Hango, database, serving
 from tests.fakes.provider_server import MESSAGES, TEST_API_KEY, FakeProviderServer
 
@@ -115,13 +119,31 @@ def responsiveness(api: Api, runs: int) -> dict[str, Any]:
     }
 
 
-def runs_per_minute(api: Api, batch: int) -> float:
+def runs_per_minute(api: Api, database_url: str, env: dict[str, str], batch: int, workers: int) -> float:
+    """Queue ``batch`` runs with no worker up, then start ``workers`` workers: runs per minute they did.
+
+    Measured from the first run's start to the last one's end by the server's clock, so neither
+    the queueing nor the poll's interval counts.
+    """
     agent = api.agent()
-    sessions = [api.session(agent) for _ in range(batch)]
-    finished = all_ended(api, queue_runs(api, sessions))
+    queued = queue_runs(api, [api.session(agent) for _ in range(batch)])
+    argv = [sys.executable, "-m", "hango", "worker"]
+    worker_env = {**os.environ, **env, "HANGO_DATABASE_URL": database_url}
+    started = [
+        subprocess.Popen(
+            argv, cwd=REPO_ROOT, env=worker_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        for _ in range(workers)
+    ]
+    try:
+        finished = all_ended(api, queued)
+    finally:
+        for worker in started:
+            worker.terminate()
+        for worker in started:
+            worker.wait(timeout=60)
     assert all(r["status"] == "completed" for r in finished), [r["status"] for r in finished]
-    # From the first run queued to the last one finished, by the server's own clock (not the poll's).
-    first = min(dt.datetime.fromisoformat(r["queued_at"]) for r in finished)
+    first = min(dt.datetime.fromisoformat(r["started_at"]) for r in finished)
     last = max(dt.datetime.fromisoformat(r["finished_at"]) for r in finished)
     return batch / (last - first).total_seconds() * 60
 
@@ -141,11 +163,11 @@ def main() -> None:
             "HANGO_MAX_RUNS_PER_TENANT": "1000",
         }
         with serving(data_dir, url, principal, 2, env={**env, "HANGO_QUEUE_WORKERS": "1"}) as hango:
+            seen = responsiveness(Api(hango), args.runs)
+        with serving(data_dir, url, principal, 2, env={**env, "HANGO_QUEUE_WORKERS": "0"}) as hango:
             api = Api(hango)
-            seen = responsiveness(api, args.runs)
-            one = runs_per_minute(api, args.batch)
-        with serving(data_dir, url, principal, 2, env={**env, "HANGO_QUEUE_WORKERS": "2"}) as hango:
-            two = runs_per_minute(Api(hango), args.batch)
+            one = runs_per_minute(api, url, env, args.batch, workers=1)
+            two = runs_per_minute(api, url, env, args.batch, workers=2)
     print(f"K = {args.runs} runs in flight, H = {args.hold} s per model call, 2 web workers + 1 queue worker")
     print(f"inspect p50 idle:            {seen['inspect_idle_p50_ms']:.1f} ms")
     print(f"inspect p50 during the runs: {seen['inspect_busy_p50_ms']:.1f} ms ({seen['samples']} samples)")
