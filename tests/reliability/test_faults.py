@@ -168,6 +168,9 @@ def test_a_postgresql_restart_under_load_fails_cleanly_and_hango_recovers_withou
             answers = [a for f in load for a in f.result(timeout=60)]
         wait_until(lambda: who.get("/v1/agents").status_code == 200, timeout=10)
         after = [who.get("/v1/agents").status_code for _ in range(10)]
+        # The queue worker lived through it too: a run queued after the restart is run.
+        session = make_session(who, make_agent(who, "offline/echo"))
+        ran = who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "after the restart"})
     who.close()
     engine.dispose()
 
@@ -176,6 +179,7 @@ def test_a_postgresql_restart_under_load_fails_cleanly_and_hango_recovers_withou
     assert {status for status, _ in failures} <= {500, 503}, failures
     assert {code for _, code in failures} <= {"database_unavailable", "internal_error"}, failures
     assert after == [200] * 10
+    assert ran.status_code == 201, ran.json()
     record(
         "faults/postgres_restart",
         requests=len(answers),
