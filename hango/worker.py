@@ -40,8 +40,8 @@ def libpq_url(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def worker_queue(deps: Deps) -> procrastinate.App:
-    """A procrastinate app whose tasks run on ``deps``: the run task and the periodic reaper."""
+def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
+    """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic reaper."""
     connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url))
     app = procrastinate.App(connector=connector)
     stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
@@ -64,13 +64,15 @@ def worker_queue(deps: Deps) -> procrastinate.App:
         finally:
             otel_context.detach(token)
 
-    @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}")
-    @app.task(name=REAP_TASK, queue=QUEUE, pass_context=True)
-    async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
-        await asyncio.to_thread(reap_dead_runs, deps)
-        manager = context.app.job_manager
-        for job in await manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
-            await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+    if reaper:
+
+        @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}")
+        @app.task(name=REAP_TASK, queue=QUEUE, pass_context=True)
+        async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
+            await asyncio.to_thread(reap_dead_runs, deps)
+            manager = context.app.job_manager
+            for job in await manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
+                await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
 
     return app
 
@@ -98,6 +100,6 @@ def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
     }
 
 
-def run_worker(deps: Deps, **overrides: Any) -> None:
+def run_worker(deps: Deps, reaper: bool = True, **overrides: Any) -> None:
     """Work until stopped (SIGINT/SIGTERM), or, with ``wait=False``, until the queue is empty."""
-    worker_queue(deps).run_worker(**worker_options(deps, **overrides))
+    worker_queue(deps, reaper).run_worker(**worker_options(deps, **overrides))

@@ -16,8 +16,10 @@ import sqlalchemy as sa
 from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
+from hango.db import schema
 from hango.store import TenantStore
 from hango.telemetry import names
+from hango.worker import reap_dead_runs
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import Chat, tool_call, tool_calls
 from tests.runtime.conftest import OpenChat
@@ -273,3 +275,21 @@ def test_another_members_run_is_404(open_chat: OpenChat, acme, path: str) -> Non
 
     assert stranger.get(path.format(run=run_id)).status_code == 404
     assert stranger.post(f"/v1/runs/{run_id}/cancel").status_code == 404
+
+
+def test_the_periodic_reaper_fails_a_dead_workers_run_with_an_error_step(open_chat: OpenChat, engine) -> None:
+    chat = open_chat("offline/echo")
+    tenant = uuid.UUID(chat.who.tenant_id)
+    with engine.begin() as conn:  # what a worker killed mid-run leaves: running, its lock gone
+        runs = TenantStore(conn, tenant).runs
+        queued = runs.enqueue(uuid.UUID(chat.session_id), uuid.UUID(chat.who.user_id), [])
+        runs.start(queued.id)
+
+    reaped = reap_dead_runs(Deps(engine, chat.who.client.application.config["HANGO"]))
+
+    assert [(r.tenant_id, r.id) for r in reaped] == [(tenant, queued.id)]
+    with engine.connect() as conn:
+        run = conn.execute(sa.select(schema.runs).where(schema.runs.c.id == queued.id)).one()
+    assert (run.status, run.error["code"]) == ("failed", "interrupted")
+    [step] = events(chat, str(queued.id))
+    assert (step["seq"], step["kind"], step["detail"]["code"]) == (1, "error", "interrupted")

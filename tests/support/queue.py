@@ -32,6 +32,7 @@ def drain(app: Flask) -> None:
     deps = Deps(app.extensions["hango.engine"], app.config["HANGO"])
     run_worker(
         deps,
+        reaper=False,  # the periodic reaper is the server tests' (a pass here would add its statements)
         wait=False,
         install_signal_handlers=False,
         listen_notify=False,
