@@ -12,7 +12,9 @@ workers whose heartbeat stopped, so the next job of their session can start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import uuid
 from typing import Any
 
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 STALLED_HEARTBEATS = 3
 # On SIGTERM a worker lets its runs go on this long, then asks them to stop at their next step.
 SHUTDOWN_GRACE = 10.0
+RESTART_PAUSE = 2.0  # seconds between a worker that stopped by itself and the next one
 
 
 def libpq_url(database_url: str) -> str:
@@ -102,4 +105,45 @@ def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
 
 def run_worker(deps: Deps, reaper: bool = True, **overrides: Any) -> None:
     """Work until stopped (SIGINT/SIGTERM), or, with ``wait=False``, until the queue is empty."""
-    worker_queue(deps, reaper).run_worker(**worker_options(deps, **overrides))
+    options = worker_options(deps, **overrides)
+    if options.get("wait", True) is False:
+        worker_queue(deps, reaper).run_worker(**options)
+        return
+    asyncio.run(_supervise(deps, reaper, options))
+
+
+async def _supervise(deps: Deps, reaper: bool, options: dict[str, Any]) -> None:
+    """Run the worker until a signal stops it, starting it again whenever it stops by itself.
+
+    Procrastinate stops a worker whose database connection failed (its ``LISTEN``
+    connection dies with a PostgreSQL restart); the process must outlive that, so
+    it waits ``RESTART_PAUSE`` and starts a fresh worker (and pool) until the
+    database answers again. SIGINT/SIGTERM stop it gracefully: running jobs get
+    ``SHUTDOWN_GRACE`` seconds, then are asked to stop at their next step.
+    """
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    while not stopping.is_set():
+        try:
+            await _work_until(worker_queue(deps, reaper), options, stopping)
+        except Exception:  # the database is away (or the pool could not open): log it, try again
+            log.exception("the queue worker stopped")
+        if not stopping.is_set():
+            log.warning("starting the queue worker again in %s s", RESTART_PAUSE)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), RESTART_PAUSE)
+
+
+async def _work_until(app: procrastinate.App, options: dict[str, Any], stopping: asyncio.Event) -> None:
+    """One worker's life: until it stops by itself, or ``stopping`` is set (then it stops gracefully)."""
+    async with app.open_async():
+        work = asyncio.create_task(app.run_worker_async(**{**options, "install_signal_handlers": False}))
+        stop = asyncio.create_task(stopping.wait())
+        await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            work.cancel()  # procrastinate stops gracefully on cancel (SHUTDOWN_GRACE for running jobs)
+        stop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
