@@ -1,21 +1,21 @@
-"""Talking to an agent: ``POST /v1/sessions/{id}/messages`` stores the user message and runs the loop."""
+"""Talking to an agent: ``POST /v1/sessions/{id}/messages`` queues a run on the user's message (202)."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from flask import g, request
+from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from blueprints.common import error_response
-from blueprints.messages import MessageSchema
-from blueprints.runs import RunSchema
+from blueprints.runs import RunWithMessagesSchema as RunSchema
+from blueprints.runs import with_messages
 from hango import tenancy
-from hango.agent.runner import RunRequest, start_run
 from hango.api import Blueprint
-from hango.db import db
 from hango.errors import Unprocessable
+from hango.queue import NewRun, enqueue_run
 
 blp = Blueprint(
     "chat",
@@ -58,6 +58,13 @@ TEXT_BLOCK = {
 
 
 class NewMessageSchema(Schema):
+    multitask = fields.String(
+        load_default="reject",
+        validate=validate.OneOf(["reject", "enqueue"]),
+        metadata={
+            "description": "while a run is in flight: `reject` (409 `session_busy`) or `enqueue` behind it"
+        },
+    )
     content = fields.Raw(
         required=True,
         metadata={
@@ -79,29 +86,28 @@ class NewMessageSchema(Schema):
             raise ValidationError(exc.messages, "content") from None
 
 
-class RunResultSchema(Schema):
-    run = fields.Nested(RunSchema)
-    messages = fields.List(fields.Nested(MessageSchema))
-
-
 @blp.route("")
 class Chat(MethodView):
     @blp.arguments(NewMessageSchema)
-    @blp.response(201, RunResultSchema)
+    @blp.response(
+        202, RunSchema, headers={"Location": {"description": "`/v1/runs/{id}`", "schema": {"type": "string"}}}
+    )
     @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
-    @error_response(blp, 409, "`session_busy`: another run is in progress on this session.")
-    @error_response(blp, 502, "`provider_error`: the model provider failed; the session is unchanged.")
-    @error_response(blp, 504, "`provider_timeout` or `run_timeout`.")
-    def post(self, body: dict, session_id: uuid.UUID) -> dict:
-        """Send a user message and run the agent; returns the run and its new messages."""
-        who = tenancy.principal()
-        db.commit()  # the run works on its own connection, per turn; release this request's transaction
+    @error_response(blp, 409, "`session_busy`: a run is queued or running on this session (see `multitask`).")
+    @error_response(blp, 429, "`too_many_runs`: the member's or tenant's runs in flight are at their cap.")
+    def post(self, body: dict, session_id: uuid.UUID) -> tuple[Any, int, dict[str, str]]:
+        """Send a user message: the run is queued (202) and a worker runs it; poll `Location`.
+
+        The run's row, its content and its job commit in this request's transaction.
+        """
         key = request.headers.get("Idempotency-Key") or None
         if key is not None and len(key) > MAX_IDEMPOTENCY_KEY:
             raise Unprocessable(
                 f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY} characters", code="invalid_header"
             )
-        run_request = RunRequest(g.session, body["content"], tenancy.caller(), key)
-        result = start_run(tenancy.deps(), who.tenant_id, run_request)
-        return {"run": result.run, "messages": result.messages}
+        new = NewRun(session_id, body["content"], tenancy.caller(), key, body["multitask"])
+        run, created = enqueue_run(tenancy.job_queue(), tenancy.store(), tenancy.deps().config, new)
+        if created:
+            tenancy.audit("run.create", "session", session_id, {"run_id": str(run.id)})
+        return with_messages(run), 202, {"Location": f"/v1/runs/{run.id}"}

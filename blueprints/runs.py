@@ -1,33 +1,116 @@
-"""Runs of the agent loop: ``GET /v1/sessions/{id}/runs`` and ``GET /v1/runs/{id}``."""
+"""Runs of the agent loop: list, one run (with its messages once it ends), its steps, cancel."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-import sqlalchemy as sa
 from flask import g
 from flask.views import MethodView
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
-from blueprints.common import error_response, page_of, paged
-from hango import tenancy
+from blueprints.common import MAX_PAGE, error_response, page_of, paged
+from blueprints.messages import MessageSchema
+from hango import queue, tenancy
 from hango.api import Blueprint
 from hango.store.pages import Page
 
 blp = Blueprint("runs", __name__, url_prefix="/v1", description="Runs of the agent loop")
 
+# The run's lifecycle in five words; ``status`` keeps the detail (completed, max_turns, timeout, ...).
+STATES = {
+    "queued": "queued",
+    "running": "running",
+    "completed": "succeeded",
+    "max_turns": "succeeded",
+    "failed": "failed",
+    "timeout": "failed",
+    "quota_exhausted": "failed",
+    "cancelled": "cancelled",
+}
+ENDED = {status for status, state in STATES.items() if state not in ("queued", "running")}
+
+
+def state_of(run: Any) -> str:
+    """The run's lifecycle state (``run`` a row or a mapping)."""
+    status = run["status"] if isinstance(run, dict) else run.status
+    return STATES[status]
+
 
 class RunSchema(Schema):
     id = fields.UUID()
     session_id = fields.UUID()
-    status = fields.String()
+    kind = fields.String(metadata={"enum": ["message", "compact"]})
+    status = fields.String(
+        metadata={"enum": list(STATES), "description": "the detailed status; `state` is its lifecycle"}
+    )
+    state = fields.Function(
+        state_of,
+        metadata={"type": "string", "enum": sorted(set(STATES.values()))},
+    )
     stop_reason = fields.String(allow_none=True)
-    error = fields.Raw(allow_none=True)
-    started_at = fields.DateTime()
+    error = fields.Raw(allow_none=True, metadata={"description": "`{code, message, status}` of a failed run"})
+    queued_at = fields.DateTime()
+    started_at = fields.DateTime(
+        metadata={"description": "when a worker started it (its queueing time before)"}
+    )
     finished_at = fields.DateTime(allow_none=True)
 
 
+class RunWithMessagesSchema(RunSchema):
+    messages = fields.List(
+        fields.Nested(MessageSchema), metadata={"description": "the messages it stored, once it ended"}
+    )
+
+
 RunPageSchema = page_of(RunSchema, "RunPage")
+
+
+class EventsArgsSchema(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
+    limit = fields.Integer(load_default=MAX_PAGE, validate=validate.Range(min=1, max=MAX_PAGE))
+
+
+class CancelSchema(Schema):
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "why, for the audit log (optional)"},
+    )
+
+
+class RunEventSchema(Schema):
+    seq = fields.Integer()
+    kind = fields.String(
+        metadata={
+            "enum": [
+                "run_started",
+                "model_call_started",
+                "model_call_finished",
+                "tool_started",
+                "tool_finished",
+                "message_stored",
+                "compaction",
+                "error",
+                "run_finished",
+            ]
+        }
+    )
+    at = fields.DateTime()
+    detail = fields.Raw(metadata={"type": "object"})
+
+
+class RunEventsSchema(Schema):
+    items = fields.List(fields.Nested(RunEventSchema))
+    next_after = fields.Integer(metadata={"description": "pass as `after` to read the steps that follow"})
+    status = fields.String(metadata={"description": "the run's status when the steps were read"})
+    state = fields.String()
+
+
+def with_messages(run: Any) -> dict[str, Any]:
+    """The run and, once it ended, the messages it stored."""
+    messages = tenancy.store().messages.of_run(run.id) if run.status in ENDED else []
+    return {**run._mapping, "messages": messages}
 
 
 @blp.route("/sessions/<uuid:session_id>/runs")
@@ -42,8 +125,33 @@ class RunList(MethodView):
 
 @blp.route("/runs/<uuid:run_id>")
 class RunItem(MethodView):
-    @blp.response(200, RunSchema)
+    @blp.response(200, RunWithMessagesSchema)
     @error_response(blp, 404, "`not_found`: no such run, or its session is not one of the caller's.")
-    def get(self, run_id: uuid.UUID) -> sa.Row:
-        """One run."""
-        return g.run
+    def get(self, run_id: uuid.UUID) -> dict[str, Any]:
+        """One run: queued, running or ended, with its new messages once it ended."""
+        return with_messages(g.run)
+
+
+@blp.route("/runs/<uuid:run_id>/events")
+class RunEvents(MethodView):
+    @blp.arguments(EventsArgsSchema, location="query")
+    @blp.response(200, RunEventsSchema)
+    @error_response(blp, 404, "`not_found`: no such run, or its session is not one of the caller's.")
+    def get(self, args: dict, run_id: uuid.UUID) -> dict[str, Any]:
+        """The run's steps after `after`, in order; poll with the answer's `next_after`."""
+        items = tenancy.store().run_events.after(run_id, args["after"], args["limit"])
+        next_after = items[-1].seq if items else args["after"]
+        return {"items": items, "next_after": next_after, "status": g.run.status, "state": state_of(g.run)}
+
+
+@blp.route("/runs/<uuid:run_id>/cancel")
+class RunCancel(MethodView):
+    @blp.arguments(CancelSchema)
+    @blp.response(202, RunSchema)
+    @error_response(blp, 404, "`not_found`: no such run, or its session is not one of the caller's.")
+    @error_response(blp, 409, "`run_finished`: the run already ended.")
+    def post(self, body: dict, run_id: uuid.UUID) -> Any:
+        """Cancel a run: a queued one never starts, a running one stops at its next step (`cancelled`)."""
+        run = queue.cancel_run(tenancy.job_queue(), tenancy.store(), g.run)
+        tenancy.audit("run.cancel", "run", run.id, {"status": run.status, "reason": body["reason"]})
+        return run

@@ -15,6 +15,7 @@ from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
 from hango.providers import SDKS
+from hango.queue import web_queue
 from hango.tenancy import load_principal
 from hango.try_pool import try_pool
 
@@ -48,6 +49,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     FlaskInstrumentor().instrument_app(app)
     db.init_app(app, cfg.database_url)
     try_pool.init_app(app)
+    app.extensions["hango.queue"] = web_queue(app.extensions["hango.engine"])
     if cfg.check_schema:
         migrate.check_current(app.extensions["hango.engine"])
     init_errors(app)

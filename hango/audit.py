@@ -24,6 +24,7 @@ ACTIONS: tuple[str, ...] = (
     "context.override",
     "context.try",
     "session.compact",
+    "run.cancel",
 )
 
 

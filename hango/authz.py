@@ -77,6 +77,8 @@ TABLE: dict[tuple[str, str], str] = {
     ("POST", f"{SESSION}/messages"): "session",
     ("GET", f"{SESSION}/runs"): "session",
     ("GET", "/v1/runs/<uuid:run_id>"): "run",
+    ("GET", "/v1/runs/<uuid:run_id>/events"): "run",
+    ("POST", "/v1/runs/<uuid:run_id>/cancel"): "run",
     ("GET", f"{SESSION}/context"): "session",
     ("POST", f"{SESSION}/context/try"): "session",
     ("GET", f"{SESSION}/calls"): "session",

@@ -40,6 +40,11 @@ class Config:
     call_ledger: bool = True
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
+    worker_concurrency: int = 4  # runs one worker process works on at once
+    max_runs_per_member: int = 8  # runs queued or running per member (0: no cap)
+    max_runs_per_tenant: int = 32  # and per tenant
+    reaper_interval: int = 10  # seconds between the periodic reaper's passes (divides 60)
+    worker_heartbeat: float = 5.0  # a worker silent for 3 heartbeats is dead: its jobs are failed
 
     def __post_init__(self) -> None:
         self.proxy_networks  # noqa: B018 - a bad address fails here, at start, not on a request
@@ -84,6 +89,11 @@ _ENV = {
     "trace_project": "HANGO_TRACE_PROJECT",
     "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",
+    "worker_concurrency": "HANGO_WORKER_CONCURRENCY",
+    "max_runs_per_member": "HANGO_MAX_RUNS_PER_MEMBER",
+    "max_runs_per_tenant": "HANGO_MAX_RUNS_PER_TENANT",
+    "reaper_interval": "HANGO_REAPER_INTERVAL",
+    "worker_heartbeat": "HANGO_WORKER_HEARTBEAT",
 }
 
 

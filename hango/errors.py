@@ -6,7 +6,8 @@ HangoError (500 internal_error)
 ├── QuotaExhausted (402)      ├── PayloadTooLarge (413)
 ├── NotFound (404)            ├── Unprocessable (422)
 ├── RateLimited (429)         ├── ServiceUnavailable (503)
-├── BadGateway (502)          └── GatewayTimeout (504)
+├── BadGateway (502)          ├── GatewayTimeout (504)
+└── Cancelled (409)
 """
 
 from __future__ import annotations
@@ -85,3 +86,9 @@ class ServiceUnavailable(HangoError):
 
 class GatewayTimeout(HangoError):
     status, code, default_message = 504, "provider_timeout", "the model provider did not answer in time"
+
+
+class Cancelled(HangoError):
+    """A run stopped at a step boundary because its cancel was requested."""
+
+    status, code, default_message = 409, "cancelled", "the run was cancelled"

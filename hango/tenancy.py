@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+import procrastinate
 from flask import current_app, g, request
 from sqlalchemy.engine import Connection
 
@@ -95,6 +96,11 @@ def deps() -> Deps:
     if "deps" not in g:
         g.deps = Deps(db.engine, current_app.config["HANGO"])
     return g.deps
+
+
+def job_queue() -> procrastinate.App:
+    """The app's job queue (it defers on the request's connection)."""
+    return current_app.extensions["hango.queue"]
 
 
 def audit(action: str, object_type: str, object_id: Any, detail: dict[str, Any] | None = None) -> None:

@@ -95,7 +95,8 @@ def empty_tables(engine: sa.Engine) -> None:
     then ends the truncate as a deadlock's victim. The request finishes either way, so the
     truncate is tried again (bounded) rather than leaving rows for the next test.
     """
-    names = ", ".join(t.name for t in metadata.sorted_tables)
+    # procrastinate_jobs too (its events and periodic defers go with it): no job outlives its test.
+    names = ", ".join([*(t.name for t in metadata.sorted_tables), "procrastinate_jobs"])
     for attempt in range(TRUNCATE_TRIES):
         try:
             with engine.begin() as conn:

@@ -51,3 +51,4 @@ class StoredCompactor:
     def save(self, through_seq: int, text: str) -> None:
         with self.deps.engine.begin() as conn:
             TenantStore(conn, self.state.tenant_id).summaries.create(self.state.session_id, through_seq, text)
+        self.state.steps.emit("compaction", through_seq=through_seq)

@@ -20,6 +20,8 @@ from hango.messages import Response
 from hango.store import TenantStore
 from hango.telemetry import names
 
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
 
 @dataclass(frozen=True)
 class Sent:
@@ -80,6 +82,7 @@ class Gateway:
         estimated = estimate_request(request)
         call = sent_call(draft) if self.ledger else None
         started, clock = dt.datetime.now(dt.UTC), time.monotonic()
+        self.state.steps.emit("model_call_started", model=request.model, purpose=self.state.purpose)
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
@@ -89,12 +92,20 @@ class Gateway:
             if verdict is not None:
                 chat_span.cache_verdict(span, verdict)
         usage = self._usage(provider.name, bare, response, estimated)
+        duration_ms = int((time.monotonic() - clock) * 1000)
+        call_id = None
         if call is None:
             self._store(lambda store: store.usage.record(**usage))
         else:
-            self._record(
-                usage, Sent(request.model, call, verdict, started, int((time.monotonic() - clock) * 1000))
-            )
+            call_id = self._record(usage, Sent(request.model, call, verdict, started, duration_ms))
+        self.state.steps.emit(
+            "model_call_finished",
+            call_id=str(call_id) if call_id else None,
+            purpose=self.state.purpose,
+            duration_ms=duration_ms,
+            usage={k: usage[k] for k in USAGE_FIELDS},
+            cache=verdict.as_dict() if verdict is not None else None,
+        )
         return response
 
     def _judge(
@@ -129,7 +140,7 @@ class Gateway:
             "estimated_input_tokens": estimated,
         }
 
-    def _record(self, usage: dict[str, Any], sent: Sent) -> None:
+    def _record(self, usage: dict[str, Any], sent: Sent) -> Any:
         """The usage row and the ledger row, the call stored as a delta against its lineage's previous call."""
         stored = self.lineage.delta(sent.call)
         call = {
@@ -151,6 +162,7 @@ class Gateway:
         }
         call_id = self._store(lambda store: store.model_calls.record(usage, call))
         self.lineage.advance(call_id, sent.call, sent.ended_at)
+        return call_id
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn)."""

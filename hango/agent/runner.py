@@ -1,15 +1,18 @@
-"""The run loop: store the user message, then model → assistant message → tools → results, per turn.
+"""The run loop of a queued run: store the user message, then model → assistant message → tools → results, per turn.
 
-A run holds a PostgreSQL advisory lock on its session (a second run gets 409; a
-killed worker releases it with its connection) and commits once per turn, so a
-crash loses at most the turn in flight and history stays valid.
+A worker runs it (``hango.worker``) for a run the web queued. It holds a PostgreSQL
+advisory lock on its session while it works (a killed worker releases it with its
+connection, so a ``running`` row without a holder is dead) and commits once per
+turn, so a crash loses at most the turn in flight and history stays valid. It
+reports every step to ``state.steps`` and stops at a step boundary once its
+cancel is requested, rolling back the turn in flight like a failure does.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +27,13 @@ from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.loader import append_message, store_estimates
 from hango.agent.state import Caller, RunState, StoredMessage
+from hango.agent.steps import Steps
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.errors import Conflict, GatewayTimeout, HangoError, QuotaExhausted
+from hango.errors import Cancelled, Conflict, GatewayTimeout, HangoError, QuotaExhausted
 from hango.messages import Response, message_to_dict
 from hango.store import TenantStore
-from hango.store.locks import try_lock_session, unlock_session
+from hango.store.locks import lock_session, try_lock_session, unlock_session
 from hango.telemetry import names
 
 
@@ -40,21 +44,48 @@ class RunResult:
 
 
 @dataclass(frozen=True)
-class RunRequest:
-    session: Any
-    content: list[dict[str, Any]]
+class QueuedRun:
+    """What a run's job carries: the run and who its model calls are billed to."""
+
+    tenant_id: uuid.UUID
+    run_id: uuid.UUID
     caller: Caller
-    idempotency_key: str | None = None
 
 
-def start_run(deps: Deps, tenant_id: uuid.UUID, request: RunRequest) -> RunResult:
-    """Run the agent on a new user message; an ``Idempotency-Key`` seen before returns that run."""
-    with holding_session(deps.engine, request.session.id) as conn:
-        store = TenantStore(conn, tenant_id)
-        previous = _previous_run(store, request)
-        if previous is not None:
-            return previous
-        return _Run(deps, conn, store, request).execute()
+def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> RunResult | None:
+    """Run a queued run to its end; None when it is not ``queued`` any more (cancelled, or done before)."""
+    with deps.engine.connect() as conn:
+        store = TenantStore(conn, job.tenant_id)
+        run = store.runs.get(job.run_id)
+        conn.commit()
+        if run is None or run.status != "queued":
+            return None
+        lock_session(conn, run.session_id)  # the queue runs one job per session; compact-now may hold it
+        try:
+            run = store.runs.start(job.run_id)
+            conn.commit()
+            if run is None:
+                return None
+            first = store.run_events.last_seq(run.id) + 1
+            steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
+            steps.emit("run_started")
+            session = store.sessions.get(run.session_id)
+            return _Run(deps, conn, store, run=run, session=session, caller=job.caller, steps=steps).execute()
+        finally:
+            conn.rollback()
+            unlock_session(conn, run.session_id)
+            conn.commit()
+
+
+def run_inline(
+    deps: Deps, tenant_id: uuid.UUID, session: Any, content: list[dict[str, Any]], caller: Caller
+) -> RunResult:
+    """Queue a run and run it here, without a job (seeding demos and benchmarks, never the API)."""
+    with deps.engine.begin() as conn:
+        run = TenantStore(conn, tenant_id).runs.enqueue(session.id, caller.user_id, content)
+    result = execute_run(deps, QueuedRun(tenant_id, run.id, caller), lambda: False)
+    assert result is not None  # nobody else knows the run, so nothing cancels it
+    return result
 
 
 @contextmanager
@@ -77,20 +108,22 @@ def _lock_session(conn: Connection, session_id: uuid.UUID) -> None:
         raise Conflict("another run is in progress on this session", code="session_busy")
 
 
-def _previous_run(store: TenantStore, request: RunRequest) -> RunResult | None:
-    if request.idempotency_key is None:
-        return None
-    run = store.runs.by_idempotency_key(request.session.id, request.idempotency_key)
-    if run is None:
-        return None
-    return RunResult(run, store.messages.of_run(run.id))
-
-
 class _Run:
     """One run on one connection: the state, the chain and the bookkeeping of its turns."""
 
-    def __init__(self, deps: Deps, conn: Connection, store: TenantStore, request: RunRequest) -> None:
-        self.deps, self.conn, self.store, self.request = deps, conn, store, request
+    def __init__(
+        self,
+        deps: Deps,
+        conn: Connection,
+        store: TenantStore,
+        *,
+        run: Any,
+        session: Any,
+        caller: Caller,
+        steps: Steps,
+    ) -> None:
+        self.deps, self.conn, self.store, self.run = deps, conn, store, run
+        self.session, self.caller, self.steps = session, caller, steps
         self.chain: Chain  # built by ``prepare_session``, like every other assembly's
         self.new: list[Any] = []
         self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
@@ -98,53 +131,52 @@ class _Run:
     def execute(self) -> RunResult:
         with telemetry.tracer().start_as_current_span(names.SPAN_RUN, record_exception=False) as span:
             span.set_attributes(
-                {names.SESSION_ID: str(self.request.session.id), names.TENANT_ID: str(self.store.tenant_id)}
+                {
+                    names.SESSION_ID: str(self.session.id),
+                    names.TENANT_ID: str(self.store.tenant_id),
+                    names.RUN_ID: str(self.run.id),
+                }
             )
             result = self._execute()
-            span.set_attributes({names.RUN_ID: str(result.run.id), names.RUN_STATUS: result.run.status})
+            span.set_attributes({names.RUN_STATUS: result.run.status})
             return result
 
     def _execute(self) -> RunResult:
-        prepared = prepare_session(self.deps, self.store, self.request.session, self.request.caller)
+        try:
+            status, stop_reason = self._work()
+        except Cancelled:
+            return self._end("cancelled", None)
+        except HangoError as exc:
+            return self._end(_failed_status(exc), None, exc)
+        except Exception:
+            # A bug closes the run too (as internal_error), or it would stay ``running`` for ever.
+            self._end("failed", None, HangoError())
+            raise
+        return self._end(status, stop_reason)
+
+    def _work(self) -> tuple[str, str | None]:
+        prepared = prepare_session(self.deps, self.store, self.session, self.caller)
         self.chain, state = prepared.chain, prepared.state
+        state.run_id, state.steps = self.run.id, self.steps
         state.deadline = time.monotonic() + self.deps.config.run_timeout
         state.compactor = StoredCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
+        self.steps.check()
         gateway.check_quota()
         self._repair(state, prepared.repair)
-        run = self._begin(state)
-        try:
-            status, stop_reason = self._loop(state, gateway)
-        except Exception as exc:
-            # A bug closes the run too (as internal_error), or it would stay ``running`` for ever.
-            self._fail(run.id, state, exc if isinstance(exc, HangoError) else HangoError())
-            raise
-        run = self.store.runs.finish(run.id, status, stop_reason)
-        self.conn.commit()
-        return RunResult(run, self.new)
-
-    def _begin(self, state: RunState) -> Any:
-        run = self.store.runs.create(self.request.session.id, self.request.idempotency_key)
-        state.run_id = run.id
-        self._append(state, "user", self.request.content)
-        self.store.audit.record(
-            "run.create",
-            "session",
-            self.request.session.id,
-            actor_user_id=self.request.caller.user_id,
-            api_key_id=self.request.caller.api_key_id,
-            detail={"run_id": str(run.id)},
-        )
+        self._append(state, "user", self.run.input)
         self._commit()
-        return run
+        return self._loop(state, gateway)
 
     def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
         for _ in range(self.deps.config.max_turns):
             state.check_deadline()
+            self.steps.check()  # a step boundary: a cancelled run stops before its next model call
             try:
                 response = model_phase(self.chain, state, gateway)
             except QuotaExhausted:
                 return "quota_exhausted", None
+            self.steps.check()  # and after it: a run cancelled meanwhile drops the answer with its turn
             if not self._store_turn(state, response):
                 return "completed", response.stop_reason
         return "max_turns", "max_turns"
@@ -163,6 +195,8 @@ class _Run:
 
     def _commit(self) -> None:
         self.conn.commit()
+        for message in self.new[self.committed :]:
+            self.steps.emit("message_stored", seq=message.seq, role=message.role)
         self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:
@@ -170,20 +204,43 @@ class _Run:
 
     def _repair(self, state: RunState, repair: StoredMessage | None) -> None:
         """Close what a crashed run left: its ``running`` row, and store the dangling ``tool_use``'s answer."""
-        # The session lock is ours, so a run of this session still ``running`` has no worker any more.
-        self.store.runs.fail_running(state.session_id)
+        # The session lock is ours, so another run of this session still ``running`` has no worker any more.
+        self.store.runs.fail_running(self.session.id, but=self.run.id)
         if repair is not None:
             state.history.remove(repair)  # the in-memory answer, stored now under the seq inspect showed
             append_message(self.store, state, "user", message_to_dict(repair.message)["content"])
         self.conn.commit()
 
-    def _fail(self, run_id: uuid.UUID, state: RunState, error: HangoError) -> None:
-        """Record the failure; a run that stored no answer yet leaves the session as it was."""
+    def _end(self, status: str, stop_reason: str | None, error: HangoError | None = None) -> RunResult:
+        """Close the run; a failed or cancelled one rolls back its turn in flight first.
+
+        A run that stored no answer yet leaves the session as it was (its user message goes too).
+        """
+        if status not in ("completed", "max_turns", "quota_exhausted"):
+            self._roll_back()
+        detail = None if error is None else _error_detail(error)
+        if detail is not None:
+            self.steps.emit("error", code=error.code, message=error.message)
+        run = self.store.runs.finish(self.run.id, status, stop_reason, error=detail)
+        self.conn.commit()
+        self.steps.emit("run_finished", status=status, stop_reason=stop_reason)
+        return RunResult(run, self.new)
+
+    def _roll_back(self) -> None:
         self.conn.rollback()
         del self.new[self.committed :]
         if len(self.new) == 1:
-            self.store.messages.delete(state.session_id, self.new[0].seq)
+            self.store.messages.delete(self.session.id, self.new[0].seq)
             self.new.clear()
-        status = "timeout" if isinstance(error, GatewayTimeout) else "failed"
-        self.store.runs.finish(run_id, status, None, error={"code": error.code, "message": error.message})
-        self.conn.commit()
+
+
+def _error_detail(error: HangoError) -> dict[str, Any]:
+    """The run's ``error``: the code, message and details the API would answer, and that answer's status."""
+    detail = {"code": error.code, "message": error.message, "status": error.status}
+    return detail if error.details is None else {**detail, "details": error.details}
+
+
+def _failed_status(error: HangoError) -> str:
+    if isinstance(error, QuotaExhausted):
+        return "quota_exhausted"
+    return "timeout" if isinstance(error, GatewayTimeout) else "failed"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
+from hango.agent.steps import NoSteps
 from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolUseBlock
 
@@ -102,6 +103,7 @@ class RunState:
     compactor: Compactor | None = None
     compact_now: bool = False  # compact-now: summarize even below the trigger
     compacted: Any = None  # the Compaction the summarization slot made, when it made one
+    steps: Any = field(default_factory=NoSteps)  # hango.agent.steps: where a queued run reports its steps
 
     @property
     def last_seq(self) -> int:

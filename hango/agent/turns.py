@@ -6,6 +6,7 @@ the messages go (stored per turn, or kept in memory).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -62,6 +63,8 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
     def execute(call: ToolCall) -> ToolResultBlock:
         tool = tools.get(call.use.name) if call.use.name in allowed else None
         span_name = names.SPAN_TOOL.format(name=call.use.name)
+        state.steps.emit("tool_started", name=call.use.name, tool_use_id=call.use.id)
+        clock = time.monotonic()
         with telemetry.tracer().start_as_current_span(span_name, record_exception=False) as span:
             result = run_tool(tool, call.use, ctx)
             span.set_attributes(
@@ -72,10 +75,20 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
                     names.TOOL_ERROR: result.is_error,
                 }
             )
+        state.steps.emit(
+            "tool_finished",
+            name=call.use.name,
+            tool_use_id=call.use.id,
+            duration_ms=int((time.monotonic() - clock) * 1000),
+            error=result.is_error,
+        )
         return result
 
-    results = tuple(chain.call_tool(ToolCall(use), state, execute) for use in uses)
-    return Message("user", results)
+    results = []
+    for use in uses:
+        state.steps.check()  # a step boundary: a cancelled run stops before its next tool
+        results.append(chain.call_tool(ToolCall(use), state, execute))
+    return Message("user", tuple(results))
 
 
 def converse(

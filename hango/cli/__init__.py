@@ -16,6 +16,7 @@ from collections.abc import Sequence
 # command name → module of hango.cli that registers it, in the order --help lists them
 COMMANDS = {
     "serve": "serve",
+    "worker": "worker",
     "nginx-conf": "proxy",
     "db": "database",
     "admin": "admin",
@@ -24,6 +25,7 @@ COMMANDS = {
     "sessions": "sessions",
     "messages": "messages",
     "chat": "chat",
+    "runs": "runs",
     "context": "context",
 }
 

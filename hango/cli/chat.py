@@ -1,4 +1,8 @@
-"""``hango chat --session ID "text"``: send a message, run the agent, print the reply."""
+"""``hango chat --session ID "text"``: send a message, follow the queued run's steps, print the reply.
+
+The steps go to stderr as they happen (``hango.cli.progress``), the reply to stdout.
+Ctrl-C cancels the run. A run that failed exits 1 with its error, like any API error.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import textwrap
 from typing import Any
 
 from hango.cli import client
-from hango.cli.client import Client
+from hango.cli.client import Client, ClientError
 from hango.cli.messages import describe
+from hango.cli.progress import follow
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -21,8 +26,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def send(api: Client, args: argparse.Namespace) -> Any:
-    """Store the user message and run the agent."""
-    return api.request("POST", f"/v1/sessions/{args.session}/messages", body={"content": args.text})
+    """Queue the run on the user message and follow it to its end: ``{"run", "messages"}``."""
+    queued = api.request("POST", f"/v1/sessions/{args.session}/messages", body={"content": args.text})
+    run = follow(api, queued)
+    error = run.get("error")
+    if error or run["status"] == "cancelled":
+        message = error["message"] if error else "the run was cancelled"
+        code = error["code"] if error else "cancelled"
+        raise ClientError(f"{message} (run {run['id']}: {run['status']}, {code})")
+    messages = run.pop("messages")
+    return {"run": run, "messages": messages}
 
 
 def show_run(result: dict[str, Any]) -> None:

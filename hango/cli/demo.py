@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 
 from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.deps import Deps
-from hango.agent.runner import RunRequest, start_run
+from hango.agent.runner import run_inline
 from hango.agent.state import Caller
 from hango.cli.admin import create_principal
 from hango.cli.common import config_or_exit, migrated_engine
@@ -97,7 +97,7 @@ def seed(engine: Engine, config: Config) -> dict[str, Any]:
         caller = Caller(user_id=uuid.UUID(owner["user_id"]), api_key_id=None)
         for text in TURNS:
             content = [{"type": "text", "text": text}]
-            start_run(Deps(engine, config), store.tenant_id, RunRequest(session, content, caller))
+            run_inline(Deps(engine, config), store.tenant_id, session, content, caller)
     return {
         "tenant_id": owner["tenant_id"],
         "owner_key": owner["api_key"],

@@ -16,15 +16,23 @@ def register(commands: argparse._SubParsersAction) -> None:
         "nginx-conf", help="print the nginx configuration for a production deployment"
     )
     parser.add_argument("--listen", default="0.0.0.0:80", help="nginx's listen address (default 0.0.0.0:80)")
-    parser.add_argument("--upstream", default="127.0.0.1:8080", help="where `hango serve` listens")
+    parser.add_argument(
+        "--upstream",
+        default="127.0.0.1:8080",
+        help="where `hango serve` listens (several web nodes: comma-separated)",
+    )
     parser.set_defaults(handler=run)
 
 
 def nginx_conf(config: Config, listen: str, upstream: str) -> str:
-    """``deploy/nginx.conf`` for ``listen`` → ``upstream``, its body limit and read timeout from ``config``."""
+    """``deploy/nginx.conf`` for ``listen`` → ``upstream``, its body limit and read timeout from ``config``.
+
+    ``upstream`` names one web node, or several separated by commas (nginx spreads requests over them).
+    """
+    nodes = [node.strip() for node in upstream.split(",") if node.strip()]
     values = {
         "listen": listen,
-        "upstream": upstream,
+        "upstream": ";\n        server ".join(nodes),
         "max_body_bytes": str(config.max_body_bytes),
         "read_timeout": str(config.worker_timeout + 10),
     }

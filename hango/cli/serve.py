@@ -1,4 +1,9 @@
-"""``hango serve``: gunicorn sync workers on the configured or embedded database."""
+"""``hango serve``: gunicorn sync workers on the configured or embedded database, and queue workers.
+
+``--queue-workers`` (``HANGO_QUEUE_WORKERS``, default 1) ``hango worker`` processes run
+beside gunicorn on the same database; Ctrl-C (or SIGTERM) stops them all. A web node of a
+deployment whose workers run elsewhere passes ``--queue-workers 0``.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--host", default=os.environ.get("HANGO_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("HANGO_PORT", "8080")))
     parser.add_argument("--workers", type=int, default=int(os.environ.get("HANGO_WORKERS", "2")))
+    parser.add_argument("--queue-workers", type=int, default=int(os.environ.get("HANGO_QUEUE_WORKERS", "1")))
     parser.set_defaults(handler=run)
 
 
@@ -50,18 +56,27 @@ def run(args: argparse.Namespace) -> int:
             engine.dispose()
         env = {**os.environ, "HANGO_DATABASE_URL": url}
         server = subprocess.Popen(gunicorn_argv(args, config.worker_timeout), cwd=REPO_ROOT, env=env)
-        return _wait(server)
+        worker = [sys.executable, "-m", "hango", "worker"]
+        workers = [subprocess.Popen(worker, cwd=REPO_ROOT, env=env) for _ in range(args.queue_workers)]
+        return _wait(server, workers)
 
 
-def _wait(server: subprocess.Popen) -> int:
-    """Wait for gunicorn, passing SIGTERM/SIGINT on so it shuts down gracefully."""
+def _wait(server: subprocess.Popen, workers: list[subprocess.Popen]) -> int:
+    """Wait for gunicorn, passing SIGTERM/SIGINT on to it and the queue workers so all stop gracefully."""
+    children = [server, *workers]
 
     def forward(signum: int, _frame: object) -> None:
-        server.send_signal(signum)
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return server.wait()
+        code = server.wait()
+        forward(signal.SIGTERM, None)  # gunicorn stopped: its queue workers go too
+        for child in workers:
+            child.wait()
+        return code
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -121,6 +121,23 @@ runs = sa.Table(
     sa.Column("idempotency_key", sa.Text),
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
+    sa.Column("kind", sa.Text, nullable=False),  # message | compact
+    sa.Column("user_id", UUID(as_uuid=True)),  # the member who queued it
+    sa.Column("input", JSONB),  # the user's content until the worker stores it as a message
+    sa.Column("job_id", sa.BigInteger),  # its procrastinate job
+    sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("result", JSONB),  # a compact run's figures
+)
+
+run_events = sa.Table(
+    "run_events",
+    metadata,
+    _tenant(),
+    sa.Column("run_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
+    sa.Column("detail", JSONB, nullable=False),
 )
 
 session_summaries = sa.Table(

@@ -30,6 +30,16 @@ def try_lock_session(conn: Connection, session_id: uuid.UUID) -> bool:
     return conn.execute(sa.select(sa.func.pg_try_advisory_lock(_lock_key(session_id)))).scalar_one()
 
 
+def lock_session(conn: Connection, session_id: uuid.UUID) -> None:
+    """Take the session's lock on ``conn``, waiting while another connection holds it."""
+    conn.execute(sa.select(sa.func.pg_advisory_lock(_lock_key(session_id))))
+
+
+def lock_tenant_runs(conn: Connection, tenant_id: uuid.UUID) -> None:
+    """Queue the tenant's runs one at a time until ``conn``'s transaction ends (caps and busy checks hold)."""
+    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtextextended(f"runs:{tenant_id}", 0))))
+
+
 def unlock_session(conn: Connection, session_id: uuid.UUID) -> None:
     """Release the session's lock that ``conn`` holds."""
     conn.execute(sa.select(sa.func.pg_advisory_unlock(_lock_key(session_id))))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from hango.db.schema import runs
 from hango.store.base import Scoped, new_id
@@ -18,6 +19,7 @@ from hango.store.pages import Page, page
 
 INTERRUPTED = {"code": "interrupted", "message": "the run's worker stopped before the run finished"}
 _REAPED = ("status", "error", "finished_at")
+IN_FLIGHT = ("queued", "running")
 
 
 def reap_dead_runs(sub: Scoped, *conditions: sa.ColumnElement[bool]) -> sa.CTE:
@@ -64,11 +66,53 @@ class Runs(Scoped):
         joined = runs.outerjoin(reaped, reaped.c.id == runs.c.id)
         return sa.select(*columns).select_from(joined).where(self.where(*conditions))
 
-    def create(self, session_id: uuid.UUID, idempotency_key: str | None) -> sa.Row:
-        """A new run in status ``running``."""
+    def enqueue(
+        self,
+        session_id: uuid.UUID,
+        user_id: uuid.UUID,
+        content: list[dict] | None,
+        idempotency_key: str | None = None,
+        kind: str = "message",
+    ) -> sa.Row:
+        """A new run in status ``queued``, holding the user's content until a worker stores it."""
         return self.insert_row(
-            id=new_id(), session_id=session_id, status="running", idempotency_key=idempotency_key
+            id=new_id(),
+            session_id=session_id,
+            status="queued",
+            kind=kind,
+            user_id=user_id,
+            input=content,
+            idempotency_key=idempotency_key,
         )
+
+    def attach_job(self, run_id: uuid.UUID, job_id: int) -> sa.Row | None:
+        """Note the run's procrastinate job (its id exists once the job is deferred)."""
+        return self.update_rows([runs.c.id == run_id], job_id=job_id)
+
+    def start(self, run_id: uuid.UUID) -> sa.Row | None:
+        """``queued`` → ``running`` (the caller holds the session lock); None when it is not queued any more."""
+        return self.update_rows(
+            [runs.c.id == run_id, runs.c.status == "queued"], status="running", started_at=sa.func.now()
+        )
+
+    def cancel_queued(self, run_id: uuid.UUID) -> sa.Row | None:
+        """``queued`` → ``cancelled``; None when a worker took it first (or it ended)."""
+        return self.update_rows(
+            [runs.c.id == run_id, runs.c.status == "queued"], status="cancelled", finished_at=sa.func.now()
+        )
+
+    def active_in_session(self, session_id: uuid.UUID) -> int:
+        """How many of the session's runs are queued or running (its dead runs reaped first)."""
+        return self._in_flight(runs.c.session_id == session_id)
+
+    def in_flight(self, user_id: uuid.UUID) -> tuple[int, int]:
+        """Runs queued or running of the member and of the whole tenant (dead runs reaped first)."""
+        return self._in_flight(runs.c.user_id == user_id), self._in_flight()
+
+    def _in_flight(self, *conditions: sa.ColumnElement[bool]) -> int:
+        listed = self._reaping(*conditions).subquery()
+        query = sa.select(sa.func.count()).select_from(listed)
+        return self.conn.execute(query.where(listed.c.status.in_(IN_FLIGHT))).scalar_one()
 
     def finish(
         self, run_id: uuid.UUID, status: str, stop_reason: str | None, error: dict | None = None
@@ -82,10 +126,13 @@ class Runs(Scoped):
             finished_at=sa.func.now(),
         )
 
-    def fail_running(self, session_id: uuid.UUID) -> None:
-        """Close every run of the session still ``running`` as ``failed``, ``interrupted`` (the caller holds its lock)."""
+    def fail_running(self, session_id: uuid.UUID, but: uuid.UUID) -> None:
+        """Close every other run of the session still ``running`` as ``failed``, ``interrupted``.
+
+        The caller holds the session's lock and runs ``but``, so any other ``running`` row is dead.
+        """
         self.update_rows(
-            [runs.c.session_id == session_id, runs.c.status == "running"],
+            [runs.c.session_id == session_id, runs.c.status == "running", runs.c.id != but],
             status="failed",
             error=INTERRUPTED,
             finished_at=sa.func.now(),
@@ -95,3 +142,14 @@ class Runs(Scoped):
         return self.conn.execute(
             self.select(runs.c.session_id == session_id, runs.c.idempotency_key == key)
         ).first()
+
+
+def reap_every_tenant(conn: Connection) -> list[sa.Row]:
+    """Fail every dead run of every tenant (the periodic reaper); returns their ``(tenant_id, id)``."""
+    stmt = (
+        sa.update(runs)
+        .where(runs.c.status == "running", ~session_locked(runs.c.session_id))
+        .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
+        .returning(runs.c.tenant_id, runs.c.id)
+    )
+    return list(conn.execute(stmt).all())

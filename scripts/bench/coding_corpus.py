@@ -20,7 +20,7 @@ from typing import Any
 
 from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.deps import Deps
-from hango.agent.runner import RunRequest, start_run
+from hango.agent.runner import run_inline
 from hango.agent.state import Caller
 from hango.store import TenantStore
 from scripts.bench.estimator import python_code, shell_output, traceback_output
@@ -148,7 +148,7 @@ def build_session(
         project = seed_project(store, session.id, rng)
     for _ in range(turns):
         content = [{"type": "text", "text": turn_text(project)}]
-        start_run(deps, tenant_id, RunRequest(session, content, caller))
+        run_inline(deps, tenant_id, session, content, caller)
     with deps.engine.connect() as conn:
         stored = sum(1 for _ in TenantStore(conn, tenant_id).messages.history(session.id))
     return CorpusSession(str(session.id), turns, stored)

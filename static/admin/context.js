@@ -37,6 +37,8 @@ document.addEventListener("alpine:init", () => {
     detail: null,
     tryMessage: "",
     trying: false,
+    liveRun: null, // { step } while a run of this session is queued or running
+    runEnded: false, // a run ended while changes were unsaved: the history moved on
     tryError: "",
     tryA: null, // the answer kept for comparison
     tryB: null, // the latest variant; a Try fills it and never touches A
@@ -51,11 +53,32 @@ document.addEventListener("alpine:init", () => {
       } catch (error) {
         this.missing = error.status === 404;
         this.error = hango.describe(error);
+        return;
+      }
+      this.watchRun();
+    },
+
+    // A run in progress on this session: say so (and at which step), and reload once it ends,
+    // unless there are unsaved changes (then say the history moved on).
+    async watchRun() {
+      try {
+        const run = await hango.inFlight(this.id);
+        if (!run) return;
+        this.liveRun = { step: run.status === "queued" ? "queued, waiting for a worker" : "running" };
+        await hango.follow(run.id, (step) => {
+          this.liveRun.step = step;
+        });
+        this.liveRun = null;
+        if (this.pendingCount) this.runEnded = true;
+        else await this.reload();
+      } catch {
+        this.liveRun = null; // the panel works without the notice
       }
     },
 
     // Inspect and both override sets, as stored now; unsaved changes are dropped.
     async reload() {
+      this.runEnded = false;
       const [snapshot, agentSet, sessionSet] = await Promise.all([
         hango.get(`/v1/sessions/${this.id}/context`),
         hango.send("GET", this.overridesPath("agent")),

@@ -56,6 +56,8 @@ document.addEventListener("alpine:init", () => {
     sending: false,
     sendError: "",
     marks: {},
+    live: null, // the run queued or running now: { run, step }
+    cancelling: false,
 
     async init() {
       try {
@@ -68,6 +70,41 @@ document.addEventListener("alpine:init", () => {
       this.history = hango.list(`/v1/sessions/${this.id}/messages`, { limit: 200 }, "after_seq");
       this.runs = hango.list(`/v1/sessions/${this.id}/runs`, { limit: 100 });
       await Promise.all([this.history.more(), this.runs.more(), this.loadAgent(), this.loadMarks()]);
+      const running = await hango.inFlight(this.id);
+      if (running) this.follow(running);
+    },
+
+    // Show ``run`` live until it ends; then its messages join the history and its row updates.
+    async follow(run) {
+      this.live = { run, step: run.status === "queued" ? "queued, waiting for a worker" : "running" };
+      this.cancelling = false;
+      try {
+        const ended = await hango.follow(run.id, (step, status) => {
+          this.live.step = step;
+          this.live.run = { ...this.live.run, status };
+        });
+        if (this.history.done) this.history.items.push(...ended.messages);
+        else await this.history.all();
+        const { messages, ...row } = ended;
+        const index = this.runs.items.findIndex((r) => r.id === row.id);
+        if (index >= 0) this.runs.items.splice(index, 1, row);
+        else this.runs.items.push(row);
+        if (ended.error) this.sendError = `${ended.error.message} (${ended.error.code})`;
+        await this.loadMarks();
+      } catch (error) {
+        this.sendError = hango.describe(error);
+      } finally {
+        this.live = null;
+      }
+    },
+
+    async cancel() {
+      this.cancelling = true;
+      try {
+        await hango.send("POST", `/v1/runs/${this.live.run.id}/cancel`, { body: {} });
+      } catch (error) {
+        this.sendError = hango.describe(error);
+      }
     },
 
     // What the next call does with each message, as inspect says: left out (alone or as a
@@ -98,7 +135,7 @@ document.addEventListener("alpine:init", () => {
       }
     },
 
-    // Send a user message: the agent runs, and the run's new messages join the history.
+    // Send a user message: the run is queued (202), then followed live until it ends.
     async send() {
       this.sending = true;
       this.sendError = "";
@@ -108,10 +145,10 @@ document.addEventListener("alpine:init", () => {
           headers: { "Idempotency-Key": hango.idempotencyKey() },
         });
         this.text = "";
-        if (this.history.done) this.history.items.push(...data.messages);
-        else await this.history.all();
-        this.runs.items.push(data.run);
-        await this.loadMarks();
+        const { messages, ...run } = data;
+        this.runs.items.push(run);
+        this.sending = false;
+        await this.follow(run);
       } catch (error) {
         this.sendError = hango.describe(error);
       } finally {

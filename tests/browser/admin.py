@@ -9,6 +9,8 @@ from typing import Any
 import requests
 from playwright.sync_api import ConsoleMessage, Locator, Page, expect
 
+from tests.support.queue import finished_over_http
+
 
 @dataclass(frozen=True)
 class Demo:
@@ -39,6 +41,13 @@ class Api:
         response = self.http.request(method, self.url + path, timeout=60, **kw)
         assert response.status_code == status, response.text
         return response.json() if response.content else None
+
+    def post_and_wait(self, path: str, status: int = 201, **kw: Any) -> Any:
+        """``POST .../messages``, then its run polled to the end (``tests.support.queue``)."""
+        sent = self.http.post(self.url + path, timeout=60, **kw)
+        finished = finished_over_http(lambda tail: self.http.get(self.url + tail, timeout=60), sent)
+        assert finished.status_code == status, finished.json()
+        return finished.json()
 
     def get(self, path: str, **params: Any) -> Any:
         return self.call("GET", path, params=params)

@@ -6,12 +6,16 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from hango.cli import demo as demo_cli
 from hango.config import load_config
 from tests.browser.admin import Admin, Api, Demo
 from tests.conftest import TEST_RATE_LIMIT
+
+# A message's run goes through the queue and a worker, and the page polls its steps: on a
+# loaded 2-core machine that can take longer than Playwright's default 5 s wait.
+expect.set_options(timeout=30_000)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -30,7 +30,7 @@ def _assert_inert(admin: Admin, dialogs: list[str]) -> None:
 
 
 def test_markup_in_messages_and_memory_is_shown_as_text_and_never_runs(admin: Admin, api: Api, demo: Demo):
-    api.call("POST", f"/v1/sessions/{demo.session_id}/messages", 201, json={"content": PAYLOAD})
+    api.post_and_wait(f"/v1/sessions/{demo.session_id}/messages", 201, json={"content": PAYLOAD})
     api.call("PUT", f"/v1/agents/{demo.agent_id}/memory{MEMORY_PATH}", json={"content": PAYLOAD})
     dialogs: list[str] = []
     admin.page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
@@ -82,8 +82,8 @@ def test_a_member_cannot_open_another_members_session(
 def test_a_member_changes_their_messages_but_not_the_agent(admin: Admin, demo: Demo, live_server: str):
     with Api(live_server, demo.member_key) as member:
         mine = member.call("POST", "/v1/sessions", 201, json={"agent_id": demo.agent_id, "title": "Mine"})
-        member.call("POST", f"/v1/sessions/{mine['id']}/messages", 201, json={"content": "hello"})
-        member.call("POST", f"/v1/sessions/{mine['id']}/messages", 201, json={"content": "again"})
+        member.post_and_wait(f"/v1/sessions/{mine['id']}/messages", 201, json={"content": "hello"})
+        member.post_and_wait(f"/v1/sessions/{mine['id']}/messages", 201, json={"content": "again"})
     admin.sign_in(demo.member_key)
     admin.open_context(mine["id"])
 

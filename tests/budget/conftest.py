@@ -71,7 +71,7 @@ def make_session(who: As, agent_id: str) -> str:
 
 def say(who: As, session_id: str, text: str, status: int = 201) -> dict[str, Any]:
     """Send a user message (one run); returns the response body."""
-    sent = who.post(f"/v1/sessions/{session_id}/messages", json={"content": text})
+    sent = who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": text})
     assert sent.status_code == status, sent.get_json()
     return sent.get_json()
 

@@ -81,7 +81,7 @@ def test_a_used_up_quota_answers_402_before_anything_happens(
         usage_rows(engine, fake_owner.tenant_id),
     )
 
-    refused = fake_owner.post(f"/v1/sessions/{session}/messages", json={"content": "again"})
+    refused = fake_owner.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "again"})
 
     assert (refused.status_code, error_code(refused)) == (402, "quota_exhausted")
     assert stored(fake_owner, session) == history
@@ -95,7 +95,7 @@ def test_a_zero_quota_refuses_the_first_message_of_a_session(
 ) -> None:
     set_quota(fake_owner, 0)
 
-    refused = fake_owner.post(f"/v1/sessions/{session}/messages", json={"content": "hi"})
+    refused = fake_owner.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "hi"})
 
     assert (refused.status_code, error_code(refused)) == (402, "quota_exhausted")
     assert stored(fake_owner, session) == []
@@ -120,7 +120,7 @@ def test_a_run_that_reaches_the_quota_mid_way_ends_quota_exhausted_with_a_valid_
     assert [r.purpose for r in usage_rows(engine, fake_owner.tenant_id)] == ["run"]
     assert usage(fake_owner)["quota_left"] == 0
 
-    refused = fake_owner.post(f"/v1/sessions/{session}/messages", json={"content": "go on"})
+    refused = fake_owner.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "go on"})
     assert (refused.status_code, error_code(refused)) == (402, "quota_exhausted")
     assert stored(fake_owner, session) == history
 
@@ -131,7 +131,7 @@ def test_a_subagent_that_reaches_the_quota_ends_the_run_quota_exhausted(
     set_quota(fake_owner, 1000)
     fake.reply(Response(TASK_CALL, "tool_use", Usage(input_tokens=900, output_tokens=200)))
 
-    sent = fake_owner.post(f"/v1/sessions/{session}/messages", json={"content": "delegate"})
+    sent = fake_owner.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "delegate"})
 
     assert sent.status_code == 201, sent.get_json()
     assert sent.get_json()["run"]["status"] == "quota_exhausted"

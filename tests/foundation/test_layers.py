@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hango.providers",),
     ("hango.agent",),
     ("hango.inspector",),
-    ("hango.api", "hango.tenancy", "hango.authz", "hango.try_pool"),
+    ("hango.api", "hango.tenancy", "hango.authz", "hango.try_pool", "hango.queue", "hango.worker"),
     ("blueprints",),
     ("hango.app",),
     ("hango.cli", "hango.__main__"),

@@ -192,7 +192,7 @@ class Lab:
         return self.who.post(f"/v1/sessions/{session_id}/context/try", json=body or {})
 
     def say(self, session_id: str, text: str) -> TestResponse:
-        return self.who.post(f"/v1/sessions/{session_id}/messages", json={"content": text})
+        return self.who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": text})
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         response = self.who.get(f"/v1/sessions/{session_id}/messages", query_string={"limit": 10_000})

@@ -112,7 +112,7 @@ CONTENTS = [
 def test_new_messages_schema_matches_what_it_accepts(lab: Lab, document, content):
     session = lab.session(lab.agent(model=OFFLINE))
 
-    response = lab.who.post(f"/v1/sessions/{session}/messages", json={"content": content})
+    response = lab.who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": content})
 
     assert response.status_code in (201, 422), response.get_json()
     assert validator(document, "NewMessage").is_valid({"content": content}) == (response.status_code == 201)

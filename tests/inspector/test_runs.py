@@ -221,7 +221,10 @@ def test_inspect_equals_the_next_runs_first_request_minus_its_new_user_message(
 
     inspected = owner.get(f"{path}/context", query_string={"format": "anthropic"}).get_json()
     parts = owner.get(f"{path}/context").get_json()
-    assert owner.post(f"{path}/messages", json={"content": "What should we do next?"}).status_code == 201
+    assert (
+        owner.post_and_wait(f"{path}/messages", json={"content": "What should we do next?"}).status_code
+        == 201
+    )
 
     first_call = fake.bodies(MESSAGES)[0]
     assert first_call["messages"][-1]["content"] == [

@@ -141,7 +141,9 @@ def test_a_run_with_a_tool_turn_sends_the_same_statements_for_10_and_1000_messag
     # The offline provider calls ls, then answers the result: two model calls and one tool call.
     body = {"content": '/tool ls {"path": "/"}'}
 
-    sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
+    sent = same_for_both(
+        acme, sessions, lambda who, s: who.post_and_wait(f"/v1/sessions/{s}/messages", json=body)
+    )
 
     assert sum("INSERT INTO messages" in s for s in sent) == 4  # question, tool call, result, answer
 
@@ -164,7 +166,7 @@ def rows(client: As, send: Callable[[As], TestResponse]) -> list[tuple[str, int]
     "send",
     [
         lambda who, s: who.get(f"/v1/sessions/{s}/context"),
-        lambda who, s: who.post(f"/v1/sessions/{s}/messages", json={"content": "and now?"}),
+        lambda who, s: who.post_and_wait(f"/v1/sessions/{s}/messages", json={"content": "and now?"}),
     ],
     ids=["inspect", "run"],
 )
@@ -180,7 +182,9 @@ def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
     # Two model calls (the tool call, then the answer to its result).
     body = {"content": '/tool ls {"path": "/"}'}
 
-    sent = same_for_both(acme, sessions, lambda who, s: who.post(f"/v1/sessions/{s}/messages", json=body))
+    sent = same_for_both(
+        acme, sessions, lambda who, s: who.post_and_wait(f"/v1/sessions/{s}/messages", json=body)
+    )
 
     writes = [s for s in sent if "INSERT INTO model_calls" in s]
     assert len(writes) == 2  # one ledger row per call…

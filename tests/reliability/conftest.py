@@ -22,7 +22,7 @@ from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger
 from tests.reliability.http import Http
 from tests.support.nginx import nginx_proxy
-from tests.support.server import gunicorn_server
+from tests.support.server import QueueWorkers, gunicorn_server, queue_worker_pool
 
 TRY_TIMEOUT = 10.0
 MODEL = "anthropic/claude-fake-1"
@@ -46,9 +46,11 @@ class Live:
     provider: FakeProviderServer
     ledger: Ledger
     log: Path
+    workers: QueueWorkers
 
     def log_text(self) -> str:
-        return self.log.read_bytes().decode("utf-8", "replace")
+        """gunicorn's output and its queue workers'."""
+        return self.log.read_bytes().decode("utf-8", "replace") + self.workers.log_text()
 
 
 def provider_env(provider: FakeProviderServer, try_timeout: float = TRY_TIMEOUT) -> dict[str, str]:
@@ -66,8 +68,12 @@ def live(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     ledger = Ledger()
     log = tmp_path_factory.mktemp("live") / "gunicorn.log"
     with FakeProviderServer(validator=ledger) as provider:
-        with gunicorn_server(database_url, env=provider_env(provider), log_path=log) as url:
-            yield Live(url, provider, ledger, log)
+        env = provider_env(provider)
+        with (
+            queue_worker_pool(database_url, env, log) as workers,
+            gunicorn_server(database_url, env=env, log_path=log, queue_workers=0) as url,
+        ):
+            yield Live(url, provider, ledger, log, workers)
         close_providers()
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import requests
 
+from tests.support.queue import finished_over_http
+
 TIMEOUT = 30.0
 
 
@@ -31,6 +33,10 @@ class Http:
 
     def post(self, path: str, json: Any = None, **kw: Any) -> requests.Response:
         return self.request("POST", path, json=json, **kw)
+
+    def post_and_wait(self, path: str, json: Any = None, **kw: Any) -> Any:
+        """``POST .../messages``, then poll its run to the end (``tests.support.queue``)."""
+        return finished_over_http(self.get, self.post(path, json=json, **kw))
 
     def put(self, path: str, json: Any = None, **kw: Any) -> requests.Response:
         return self.request("PUT", path, json=json, **kw)

@@ -94,7 +94,7 @@ def test_sixteen_concurrent_puts_leave_exactly_one_submitted_closed_set(
 def scripted_run(live: Live, owner: Http, session_id: str, run: int) -> None:
     """One run that makes two model calls (a tool call, then text); fails loudly otherwise."""
     live.provider.reply(Message("assistant", (ToolUseBlock(f"toolu_r{run}", "ls", {"path": "/"}),)), "done")
-    answer = owner.post(f"/v1/sessions/{session_id}/messages", json={"content": f"run {run}"})
+    answer = owner.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": f"run {run}"})
     assert answer.status_code == 201, answer.text
 
 
@@ -144,7 +144,9 @@ def test_two_simultaneous_runs_give_one_409_and_no_interleaved_history(
 
     answers = together(
         [
-            lambda k=k: owner.post(f"/v1/sessions/{session_id}/messages", json={"content": f"race {k}"})
+            lambda k=k: owner.post_and_wait(
+                f"/v1/sessions/{session_id}/messages", json={"content": f"race {k}"}
+            )
             for k in (1, 2)
         ]
     )

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -28,7 +26,6 @@ from tests.reliability.conftest import MODEL, Live, MakeTenant, principal, provi
 from tests.reliability.figures import record
 from tests.reliability.histories import store_messages, text
 from tests.reliability.http import Http, history, make_agent, make_session
-from tests.reliability.processes import gunicorn_workers
 from tests.support.database import migrated_postgres
 from tests.support.net import wait_until
 from tests.support.server import gunicorn_server
@@ -106,7 +103,7 @@ def test_a_failing_provider_gives_502_and_writes_only_the_rows_the_spec_requires
     tried = owner.post(f"/v1/sessions/{session_id}/context/try", json={"message": "and now?"})
     after_try = snapshot(engine, owner.tenant_id)
     fail()
-    ran = owner.post(f"/v1/sessions/{session_id}/messages", json={"content": "hello again"})
+    ran = owner.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "hello again"})
     after_run = snapshot(engine, owner.tenant_id)
 
     assert (tried.status_code, tried.json()["error"]["code"]) == (502, "provider_error")
@@ -171,6 +168,9 @@ def test_a_postgresql_restart_under_load_fails_cleanly_and_hango_recovers_withou
             answers = [a for f in load for a in f.result(timeout=60)]
         wait_until(lambda: who.get("/v1/agents").status_code == 200, timeout=10)
         after = [who.get("/v1/agents").status_code for _ in range(10)]
+        # The queue worker lived through it too: a run queued after the restart is run.
+        session = make_session(who, make_agent(who, "offline/echo"))
+        ran = who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "after the restart"})
     who.close()
     engine.dispose()
 
@@ -179,6 +179,7 @@ def test_a_postgresql_restart_under_load_fails_cleanly_and_hango_recovers_withou
     assert {status for status, _ in failures} <= {500, 503}, failures
     assert {code for _, code in failures} <= {"database_unavailable", "internal_error"}, failures
     assert after == [200] * 10
+    assert ran.status_code == 201, ran.json()
     record(
         "faults/postgres_restart",
         requests=len(answers),
@@ -228,18 +229,16 @@ def test_a_worker_killed_mid_run_leaves_no_half_written_turn(
     runner.start()
     try:
         wait_until(lambda: len(fresh.provider.bodies(MESSAGES)) == 2, timeout=10)
-        workers = gunicorn_workers(fresh.url)
-        for pid in workers:  # the worker running it is killed (all of them: one is that one)
-            os.kill(pid, signal.SIGKILL)
+        workers = fresh.workers.kill()  # kill -9 of the queue worker running it
     finally:
         release.set()
         fresh.provider.validator = fresh.ledger
     runner.join(timeout=30)
-    wait_until(lambda: set(gunicorn_workers(fresh.url)).isdisjoint(workers), timeout=15)
+    fresh.workers.start()  # a new worker takes the next job once the reaper failed the dead one's
     wait_until(lambda: owner.get("/readyz").status_code == 200, timeout=15)
 
     fresh.provider.reply("back again")
-    again = owner.post(f"/v1/sessions/{session_id}/messages", json={"content": "still there?"})
+    again = owner.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "still there?"})
 
     assert outcome["status"] != 201
     assert again.status_code == 201, again.text  # the session's advisory lock died with the worker

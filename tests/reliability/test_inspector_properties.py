@@ -108,7 +108,9 @@ class Judged:
 
     def run(self, session_id: str) -> None:
         """One run: it must complete, so the fake accepted every call it made."""
-        response = self.who.post(f"/v1/sessions/{session_id}/messages", json={"content": "next question"})
+        response = self.who.post_and_wait(
+            f"/v1/sessions/{session_id}/messages", json={"content": "next question"}
+        )
         self.count("runs")
         assert response.status_code == 201, response.get_json()
 

@@ -81,7 +81,7 @@ def test_invisible_format_characters_in_memory_paths_get_a_clear_422(
 def tool_results(who: Http, session_id: str, *calls: tuple[str, dict]) -> list[dict]:
     """Run ``/tool`` lines on the offline model; the tool results of the turn."""
     lines = "\n".join(f"/tool {name} {json.dumps(args, ensure_ascii=False)}" for name, args in calls)
-    answer = who.post(f"/v1/sessions/{session_id}/messages", json={"content": lines})
+    answer = who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": lines})
     assert answer.status_code == 201, answer.text
     return next(m["content"] for m in answer.json()["messages"] if m["content"][0]["type"] == "tool_result")
 

@@ -157,7 +157,8 @@ def touch_everything(who: As, fake: FakeProviderServer) -> str:
     session_id = who.post("/v1/sessions", json={"agent_id": agent_id}).get_json()["id"]
     fake.reply(f"echo {CANARY}", f"again {CANARY}")
     assert (
-        who.post(f"/v1/sessions/{session_id}/messages", json={"content": f"hi {CANARY}"}).status_code == 201
+        who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": f"hi {CANARY}"}).status_code
+        == 201
     )
     override = {"part": "message:1", "action": "replace", "replacement": f"new {CANARY}"}
     put = who.put(f"/v1/sessions/{session_id}/context-overrides", json={"overrides": [override]})
@@ -171,7 +172,7 @@ def touch_everything(who: As, fake: FakeProviderServer) -> str:
     fake.fail(
         500, {"type": "error", "error": {"type": "api_error", "message": f"boom {TEST_API_KEY} {CANARY}"}}
     )
-    failed_run = who.post(f"/v1/sessions/{session_id}/messages", json={"content": "fail"})
+    failed_run = who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "fail"})
     assert failed_run.status_code == 502
     for answer in (failed, failed_run):
         assert TEST_API_KEY not in answer.get_data(as_text=True)
@@ -227,7 +228,9 @@ def test_the_live_servers_log_holds_no_key(fresh: Live, live_tenant) -> None:
     fresh.provider.fail(
         401, {"type": "error", "error": {"type": "authentication_error", "message": TEST_API_KEY}}
     )
-    answers.append(owner.post(f"/v1/sessions/{session}/messages", json={"content": "hi"}).status_code)
+    answers.append(
+        owner.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "hi"}).status_code
+    )
 
     assert answers == [200, 401, 401, 401, 401, 502]
     log = fresh.log_text()

@@ -47,7 +47,7 @@ def offline_session(who: Http) -> tuple[str, str]:
 def send_tools(who: Http, session_id: str, *calls: tuple[str, dict]):
     """One user message of ``/tool`` lines (the offline model calls them in order)."""
     lines = "\n".join(f"/tool {name} {json.dumps(args)}" for name, args in calls)
-    return who.post(f"/v1/sessions/{session_id}/messages", json={"content": lines})
+    return who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": lines})
 
 
 def tool_results(answer) -> list[dict]:
@@ -140,7 +140,7 @@ def test_a_tool_past_the_run_deadline_ends_the_run_with_run_timeout_and_frees_th
     runs = member.get(f"/v1/sessions/{session}/runs").json()["items"]
     assert [(r["status"], r["error"]["code"]) for r in runs] == [("timeout", "run_timeout")]
     assert member.get(f"/v1/sessions/{session}/messages").json()["items"] == []  # as it was
-    again = member.post(f"/v1/sessions/{session}/messages", json={"content": "still there?"})
+    again = member.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "still there?"})
     assert again.status_code == 201, again.text  # the worker and the session are free
     record("tools/grep_past_deadline", run_timeout_s=RUN_TIMEOUT, answered_s=round(took, 2), status=504)
 

@@ -30,7 +30,7 @@ class Chat:
     def say(self, text: str, key: str | None = None) -> TestResponse:
         """``POST /v1/sessions/{id}/messages``, with an ``Idempotency-Key`` when given."""
         headers = {"Idempotency-Key": key} if key else None
-        return self.who.post(self._path("messages"), json={"content": text}, headers=headers)
+        return self.who.post_and_wait(self._path("messages"), json={"content": text}, headers=headers)
 
     def messages(self) -> list[dict[str, Any]]:
         """The stored history as the API lists it."""

@@ -172,7 +172,8 @@ def _crash_mid_turn(chat: Chat) -> None:
     with chat.engine.begin() as conn:
         store = TenantStore(conn, chat.tenant_id)
         session = uuid.UUID(chat.session_id)
-        run = store.runs.create(session, None)
+        queued = store.runs.enqueue(session, uuid.UUID(chat.who.user_id), [{"type": "text", "text": "List."}])
+        run = store.runs.start(queued.id)  # a worker took it, then died
         store.messages.append(session, "user", [{"type": "text", "text": "List the files."}], run.id)
         use = {"type": "tool_use", "id": "toolu_lost", "name": "ls", "input": {}}
         store.messages.append(session, "assistant", [use], run.id)

@@ -8,6 +8,8 @@ from typing import Any
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from tests.support.queue import finished_in_process
+
 
 @dataclass
 class As:
@@ -32,6 +34,10 @@ class As:
 
     def post(self, path: str, json: Any = None, **kw) -> TestResponse:
         return self.request("POST", path, json=json, **kw)
+
+    def post_and_wait(self, path: str, json: Any = None, **kw) -> Any:
+        """``POST .../messages``, then the run to its end in this process (``tests.support.queue``)."""
+        return finished_in_process(self, self.post(path, json=json, **kw))
 
     def put(self, path: str, json: Any = None, **kw) -> TestResponse:
         return self.request("PUT", path, json=json, **kw)

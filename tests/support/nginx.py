@@ -20,13 +20,13 @@ START_TIMEOUT = 15.0
 
 
 @contextmanager
-def nginx_proxy(upstream_url: str) -> Iterator[str]:
-    """nginx on a free loopback port proxying to ``upstream_url`` until the block ends; yields its URL.
+def nginx_proxy(*upstream_urls: str) -> Iterator[str]:
+    """nginx on a free loopback port proxying to ``upstream_urls`` until the block ends; yields its URL.
 
     Unprivileged-friendly: the pid file, logs and temp files are under a temporary prefix.
     """
     port = free_port()
-    upstream = upstream_url.removeprefix("http://")
+    upstream = ",".join(url.removeprefix("http://") for url in upstream_urls)
     with tempfile.TemporaryDirectory(prefix="hango-nginx-") as prefix:
         root = Path(prefix)
         root.chmod(0o755)  # run as root, nginx's workers are `nobody` and must reach their temp files

@@ -25,19 +25,102 @@ def _ready(url: str) -> bool:
         return http.get(f"{url}/readyz", timeout=2).status_code == 200
 
 
+def server_env(database_url: str, env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment of a test server process: ``env`` on ``database_url``, no provider settings of the shell."""
+    return {**without_provider_env(os.environ), **(env or {}), "HANGO_DATABASE_URL": database_url}
+
+
+class QueueWorkers:
+    """``hango worker`` processes on one database, each in its own process group; started, killed, stopped."""
+
+    def __init__(self, database_url: str, env: Mapping[str, str] | None, log_path: Path | None) -> None:
+        # Short heartbeats and reaper passes: a killed worker's job is failed within seconds.
+        fast = {"HANGO_WORKER_HEARTBEAT": "1", "HANGO_REAPER_INTERVAL": "2"}
+        self.env = {**fast, **server_env(database_url, env)}
+        self.log_path = log_path
+        self.processes: list[subprocess.Popen] = []
+        self.logs: list[Path] = []
+        self._files: list = []
+
+    def start(self, count: int = 1) -> None:
+        """Start ``count`` more workers (their output in ``<log_path>.worker<n>``, or discarded)."""
+        for _ in range(count):
+            index = len(self._files)
+            if self.log_path:
+                path = self.log_path.with_name(f"{self.log_path.name}.worker{index}")
+                self.logs.append(path)
+                log = open(path, "w+b")  # noqa: SIM115 - closed in stop()
+            else:
+                log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+            self._files.append(log)
+            argv = [sys.executable, "-m", "hango", "worker"]
+            self.processes.append(
+                subprocess.Popen(
+                    argv, cwd=REPO_ROOT, env=self.env, stdout=log, stderr=log, start_new_session=True
+                )
+            )
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes if p.poll() is None]
+
+    def kill(self) -> list[int]:
+        """SIGKILL every worker (``kill -9``: no clean-up at all); returns their pids."""
+        pids = self.pids()
+        for process in self.processes:
+            process.kill()
+            process.wait()
+        self.processes = []
+        return pids
+
+    def stop(self) -> None:
+        for process in self.processes:
+            stop(process)
+        self.processes = []
+        for log in self._files:
+            log.close()
+
+    def log_text(self) -> str:
+        return "".join(path.read_bytes().decode("utf-8", "replace") for path in self.logs)
+
+
+@contextmanager
+def queue_worker_pool(
+    database_url: str, env: Mapping[str, str] | None = None, log_path: Path | None = None, count: int = 1
+) -> Iterator[QueueWorkers]:
+    """``count`` queue workers on ``database_url`` until the block ends."""
+    pool = QueueWorkers(database_url, env, log_path)
+    try:
+        pool.start(count)
+        yield pool
+    finally:
+        pool.stop()
+
+
 @contextmanager
 def gunicorn_server(
-    database_url: str, workers: int = 2, env: Mapping[str, str] | None = None, log_path: Path | None = None
+    database_url: str,
+    workers: int = 2,
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+    queue_workers: int = 1,
 ) -> Iterator[str]:
-    """Run gunicorn on ``database_url`` until the block ends; yields the base URL.
+    """Run gunicorn and ``queue_workers`` queue workers on ``database_url`` until the block ends; yields the base URL.
 
-    ``env`` adds ``HANGO_*`` settings; ``log_path`` keeps the server's output in that file.
+    ``env`` adds ``HANGO_*`` settings; ``log_path`` keeps the server's output in that file
+    (and each queue worker's in ``<log_path>.worker<i>``).
     """
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
-    # The shell's provider keys and base URLs never reach the server: only what ``env`` sets.
-    env = {**without_provider_env(os.environ), **(env or {}), "HANGO_DATABASE_URL": database_url}
     url = f"http://127.0.0.1:{port}"
+    with (
+        queue_worker_pool(database_url, env, log_path, queue_workers),
+        _gunicorn(argv, server_env(database_url, env), url, log_path) as started,
+    ):
+        yield started
+
+
+@contextmanager
+def _gunicorn(argv: list[str], env: dict[str, str], url: str, log_path: Path | None) -> Iterator[str]:
     # A file, not a pipe: a long session's log must never fill a pipe and block the server.
     opened = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115
     with opened as log:

@@ -29,6 +29,7 @@ class World:
     session: str
     other_session: str
     run: str
+    queued_run: str  # on ``other_session``: a run no worker took yet (cancel's target)
     messages: tuple[str, ...]
     calls: tuple[str, ...]
     key: str
@@ -42,6 +43,7 @@ class World:
             "agent": self.agent,
             "session": self.session,
             "run": self.run,
+            "queued_run": self.queued_run,
             "key": self.key,
             "skill": self.skill,
             "message": self.messages[0],
@@ -51,12 +53,21 @@ class World:
 
     def member_private(self) -> set[str]:
         """Ids only ``member`` (and owners/admins) may see: their session, its history and their keys."""
-        return {self.session, self.other_session, self.run, *self.messages, *self.calls, *self.member_keys}
+        return {
+            self.session,
+            self.other_session,
+            self.run,
+            self.queued_run,
+            *self.messages,
+            *self.calls,
+            *self.member_keys,
+        }
 
     def all_ids(self) -> set[str]:
         """Every id of the tenant, for 'another tenant never sees them' checks."""
         objects = {self.tenant, self.agent, self.other_agent, self.skill, self.session, self.other_session}
-        return objects | {self.run, *self.messages, *self.calls, self.key, *self.users.values(), *self.keys}
+        runs = {self.run, self.queued_run}
+        return objects | runs | {*self.messages, *self.calls, self.key, *self.users.values(), *self.keys}
 
 
 def build_world(engine: sa.Engine, tenant: Tenant) -> World:
@@ -74,6 +85,7 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
         other_session = store.sessions.create(other_agent.id, member, "second")
         run_id = _insert_run(conn, store, session.id)
         _insert_run(conn, store, session.id)
+        queued_run = _insert_run(conn, store, other_session.id, "queued")
         first = store.messages.append(session.id, "user", [{"type": "text", "text": "hello"}])
         second = store.messages.append(session.id, "assistant", [{"type": "text", "text": "hi"}], run_id)
         calls = _record_calls(store, session.id, run_id, member)
@@ -90,6 +102,7 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
         session=str(session.id),
         other_session=str(other_session.id),
         run=str(run_id),
+        queued_run=str(queued_run),
         messages=(str(first.id), str(second.id)),
         calls=calls,
         key=str(spare.id),
@@ -121,15 +134,17 @@ def _record_calls(
     return str(made[0]), str(made[1])
 
 
-def _insert_run(conn: sa.Connection, store: TenantStore, session_id: uuid.UUID) -> uuid.UUID:
+def _insert_run(
+    conn: sa.Connection, store: TenantStore, session_id: uuid.UUID, status: str = "completed"
+) -> uuid.UUID:
     run_id = uuid.uuid4()
     conn.execute(
         sa.insert(runs).values(
             id=run_id,
             tenant_id=store.tenant_id,
             session_id=session_id,
-            status="completed",
-            stop_reason="end_turn",
+            status=status,
+            stop_reason="end_turn" if status == "completed" else None,
         )
     )
     return run_id

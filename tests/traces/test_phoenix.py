@@ -69,10 +69,10 @@ def scenario(who: Http, provider: FakeProviderServer) -> None:
     """Two runs (the first with a tool call, the second under an override), a try and an inspect."""
     session = make_session(who, make_agent(who, "anthropic/claude-fake-1", tools=["ls"]))
     provider.reply(Message("assistant", (ToolUseBlock("toolu_ls", "ls", {"path": "/"}),)), "Nothing there.")
-    assert who.post(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 201
+    assert who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 201
     excluding = {"overrides": [{"part": "message:4", "action": "exclude"}]}
     assert who.put(f"/v1/sessions/{session}/context-overrides", json=excluding).status_code == 200
-    assert who.post(f"/v1/sessions/{session}/messages", json={"content": "again"}).status_code == 201
+    assert who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "again"}).status_code == 201
     assert who.post(f"/v1/sessions/{session}/context/try", json={}).status_code == 200
     assert who.get(f"/v1/sessions/{session}/context").status_code == 200
 
@@ -162,3 +162,21 @@ def test_phoenix_shows_the_tool_span_as_a_genai_tool_execution(traced: list[dict
     assert tool["attributes"][names.GEN_AI_TOOL_NAME] == "ls"
     assert tool["attributes"][names.GEN_AI_TOOL_CALL_ID] == "toolu_ls"
     assert tool["span_kind"] == "TOOL", "Phoenix recognises a GenAI tool execution"
+
+
+def test_phoenix_holds_the_request_its_queued_run_and_the_runs_spans_in_one_trace(
+    traced: list[dict[str, Any]],
+) -> None:
+    by_id = {s["context"]["span_id"]: s for s in traced}
+    runs = sorted((s for s in traced if s["name"] == names.SPAN_RUN), key=lambda s: s["start_time"])
+    first = runs[0]
+    root = first
+    while root.get("parent_id") in by_id:  # the job continued the request's trace: walk up to it
+        root = by_id[root["parent_id"]]
+
+    assert root is not first and root["name"].startswith("POST") and root["name"].endswith("/messages")
+    trace = first["context"]["trace_id"]
+    in_trace = [s["name"] for s in traced if s["context"]["trace_id"] == trace]
+    assert in_trace.count(names.SPAN_CHAT) == 2  # the tool call, then the answer
+    assert names.SPAN_TOOL.format(name="ls") in in_trace
+    assert runs[1]["context"]["trace_id"] != trace  # the second message is a request (and trace) of its own

@@ -1,0 +1,149 @@
+"""Workers: the procrastinate app that runs queued runs and the periodic reaper (``hango worker``).
+
+A worker process opens its own psycopg 3 pool to hango's PostgreSQL and runs up
+to ``HANGO_WORKER_CONCURRENCY`` runs at once, each in a thread of its own (the
+run loop is synchronous). A run's job carries the web request's trace context,
+so the run's spans join the request's trace. The reaper runs every
+``HANGO_REAPER_INTERVAL`` seconds on one worker (procrastinate defers a periodic
+job once for all workers): it fails the runs of dead workers and the jobs of
+workers whose heartbeat stopped, so the next job of their session can start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import uuid
+from typing import Any
+
+import procrastinate
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
+from procrastinate.jobs import Status
+from sqlalchemy.engine import make_url
+
+from hango.agent.deps import Deps
+from hango.agent.runner import QueuedRun, execute_run
+from hango.agent.state import Caller
+from hango.queue import QUEUE, REAP_TASK, RUN_TASK
+from hango.store import TenantStore
+from hango.store.runs import INTERRUPTED, reap_every_tenant
+
+log = logging.getLogger(__name__)
+STALLED_HEARTBEATS = 3
+# On SIGTERM a worker lets its runs go on this long, then asks them to stop at their next step.
+SHUTDOWN_GRACE = 10.0
+RESTART_PAUSE = 2.0  # seconds between a worker that stopped by itself and the next one
+
+
+def libpq_url(database_url: str) -> str:
+    """``database_url`` as psycopg 3 takes it (SQLAlchemy's driver suffix removed)."""
+    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
+    """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic reaper."""
+    connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url))
+    app = procrastinate.App(connector=connector)
+    stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
+
+    @app.task(name=RUN_TASK, queue=QUEUE, pass_context=True)
+    def run(
+        context: procrastinate.JobContext,
+        *,
+        tenant_id: str,
+        run_id: str,
+        user_id: str,
+        api_key_id: str | None,
+        trace: dict[str, str],
+    ) -> None:
+        caller = Caller(uuid.UUID(user_id), uuid.UUID(api_key_id) if api_key_id else None)
+        job = QueuedRun(uuid.UUID(tenant_id), uuid.UUID(run_id), caller)
+        token = otel_context.attach(propagate.extract(trace))
+        try:
+            execute_run(deps, job, context.should_abort)
+        finally:
+            otel_context.detach(token)
+
+    if reaper:
+
+        @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}")
+        @app.task(name=REAP_TASK, queue=QUEUE, pass_context=True)
+        async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
+            await asyncio.to_thread(reap_dead_runs, deps)
+            manager = context.app.job_manager
+            for job in await manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
+                await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+
+    return app
+
+
+def reap_dead_runs(deps: Deps) -> list[Any]:
+    """Fail the runs no live worker runs any more, each with an ``error`` step; returns them."""
+    with deps.engine.begin() as conn:
+        reaped = reap_every_tenant(conn)
+        for tenant_id, run_id in reaped:
+            TenantStore(conn, tenant_id).run_events.add_next(
+                run_id, "error", {"code": INTERRUPTED["code"], "message": INTERRUPTED["message"]}
+            )
+    return reaped
+
+
+def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
+    """The options every hango worker runs with (``overrides`` for tests)."""
+    return {
+        "queues": [QUEUE],
+        "concurrency": deps.config.worker_concurrency,
+        "update_heartbeat_interval": deps.config.worker_heartbeat,
+        "stalled_worker_timeout": deps.config.worker_heartbeat * STALLED_HEARTBEATS,
+        "shutdown_graceful_timeout": SHUTDOWN_GRACE,
+        **overrides,
+    }
+
+
+def run_worker(deps: Deps, reaper: bool = True, **overrides: Any) -> None:
+    """Work until stopped (SIGINT/SIGTERM), or, with ``wait=False``, until the queue is empty."""
+    options = worker_options(deps, **overrides)
+    if options.get("wait", True) is False:
+        worker_queue(deps, reaper).run_worker(**options)
+        return
+    asyncio.run(_supervise(deps, reaper, options))
+
+
+async def _supervise(deps: Deps, reaper: bool, options: dict[str, Any]) -> None:
+    """Run the worker until a signal stops it, starting it again whenever it stops by itself.
+
+    Procrastinate stops a worker whose database connection failed (its ``LISTEN``
+    connection dies with a PostgreSQL restart); the process must outlive that, so
+    it waits ``RESTART_PAUSE`` and starts a fresh worker (and pool) until the
+    database answers again. SIGINT/SIGTERM stop it gracefully: running jobs get
+    ``SHUTDOWN_GRACE`` seconds, then are asked to stop at their next step.
+    """
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    while not stopping.is_set():
+        try:
+            await _work_until(worker_queue(deps, reaper), options, stopping)
+        except Exception:  # the database is away (or the pool could not open): log it, try again
+            log.exception("the queue worker stopped")
+        if not stopping.is_set():
+            log.warning("starting the queue worker again in %s s", RESTART_PAUSE)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), RESTART_PAUSE)
+
+
+async def _work_until(app: procrastinate.App, options: dict[str, Any], stopping: asyncio.Event) -> None:
+    """One worker's life: until it stops by itself, or ``stopping`` is set (then it stops gracefully)."""
+    async with app.open_async():
+        work = asyncio.create_task(app.run_worker_async(**{**options, "install_signal_handlers": False}))
+        stop = asyncio.create_task(stopping.wait())
+        await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            work.cancel()  # procrastinate stops gracefully on cancel (SHUTDOWN_GRACE for running jobs)
+        stop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
