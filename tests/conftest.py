@@ -21,7 +21,7 @@ from hango.app import create_app
 from hango.cli.admin import create_principal
 from hango.db import make_engine
 from hango.db.schema import metadata
-from hango.providers import close_providers
+from hango.providers import ProviderSettings, close_providers, load_sdks
 from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As, Tenant
 from tests.support.database import migrated_postgres, worker_database
@@ -166,7 +166,11 @@ def make_app(database_url: str, clean_db: None):
     """Build an app with configuration overrides."""
 
     def build(**overrides) -> Flask:
-        return create_app({"database_url": database_url, **overrides})
+        app = create_app({"database_url": database_url, **overrides})
+        # As each server worker does before it serves (wsgi.py): no call pays for an SDK's import
+        # while its deadline runs. Under xdist a worker's first such test may come early in its run.
+        load_sdks(ProviderSettings.from_config(app.config["HANGO"]))
+        return app
 
     return build
 

@@ -1,4 +1,4 @@
-"""Loopback helpers: a free port, and waiting for a condition."""
+"""Loopback helpers: a free port, waiting for a condition, and trying again while an answer says so."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 # The kernel hands out ports for bind(0) and outgoing connections from its ephemeral range only.
 # A server's port is picked a while before the server binds it (gunicorn imports the app first; the
@@ -51,3 +55,15 @@ def wait_until(condition: Callable[[], bool], timeout: float, interval: float = 
         if time.monotonic() > deadline:
             raise TimeoutError(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+def retry_while(
+    call: Callable[[], T], again: Callable[[T], bool], timeout: float, interval: float = 0.5
+) -> list[T]:
+    """Call ``call`` until ``again`` is false of its answer or ``timeout`` has passed; every answer, the last last."""
+    deadline = time.monotonic() + timeout
+    answers = [call()]
+    while again(answers[-1]) and time.monotonic() < deadline:
+        time.sleep(interval)
+        answers.append(call())
+    return answers

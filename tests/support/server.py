@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +19,12 @@ from tests.support.provider_env import without_provider_env
 
 # A worker imports the configured providers' SDKs before it serves: generous for a loaded machine.
 START_TIMEOUT = 120.0
+# gunicorn's access log in the server's output: one line a request with the seconds the worker took
+# from the parsed request to the last byte of its answer, the server's own figure of how long it took.
+ACCESS_LOG = ("--access-logfile", "-", "--access-logformat", "access %(m)s %(U)s %(s)s %(L)s")
+ACCESS_LINE = re.compile(
+    r"^access (?P<method>\S+) (?P<path>\S+) (?P<status>\d{3}) (?P<seconds>\d+\.\d+)$", re.M
+)
 
 
 def _ready(url: str) -> bool:
@@ -27,11 +34,16 @@ def _ready(url: str) -> bool:
 
 @contextmanager
 def gunicorn_server(
-    database_url: str, workers: int = 2, env: Mapping[str, str] | None = None, log_path: Path | None = None
+    database_url: str,
+    workers: int = 2,
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[str]:
     """Run gunicorn on ``database_url`` until the block ends; yields the base URL.
 
-    ``env`` adds ``HANGO_*`` settings; ``log_path`` keeps the server's output in that file.
+    ``env`` adds ``HANGO_*`` settings; ``log_path`` keeps the server's output in that file;
+    ``args`` are more gunicorn options (``ACCESS_LOG``).
     """
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
@@ -42,7 +54,7 @@ def gunicorn_server(
     opened = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115
     with opened as log:
         server = subprocess.Popen(
-            [*argv, "--no-control-socket", "wsgi:app"], cwd=REPO_ROOT, env=env, stdout=log, stderr=log
+            [*argv, *args, "--no-control-socket", "wsgi:app"], cwd=REPO_ROOT, env=env, stdout=log, stderr=log
         )
         try:
             try:
@@ -53,6 +65,12 @@ def gunicorn_server(
             yield url
         finally:
             stop(server)
+
+
+def served(log_text: str, method: str, path: str) -> list[tuple[int, float]]:
+    """(status, seconds) of each ``method path`` request in a server's ``ACCESS_LOG`` output, in order."""
+    lines = (m for m in ACCESS_LINE.finditer(log_text) if (m["method"], m["path"]) == (method, path))
+    return [(int(m["status"]), float(m["seconds"])) for m in lines]
 
 
 def stop(server: subprocess.Popen, grace: float = 15.0) -> None:
