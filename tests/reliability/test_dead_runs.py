@@ -25,6 +25,7 @@ from tests.reliability.http import Http
 from tests.reliability.processes import gunicorn_workers
 from tests.reliability.test_faults import user_session
 from tests.support.net import wait_until
+from tests.support.server import START_TIMEOUT
 
 pytestmark = pytest.mark.server
 
@@ -77,6 +78,9 @@ def kill_mid_run(live: Live, who: Http, engine: sa.Engine, session_id: str) -> N
     # The worker's PostgreSQL connection ends a moment after the process: wait for that, not luck.
     wait_until(lambda: not lock_held(engine, session_id), timeout=15)
     assert stored_run(engine, session_id).status == "running"  # what is left to reap
+    # The other worker may be the replacement of one the previous test killed, still booting on a
+    # loaded machine (imports, SDKs): until one is up, a request waits in the listen queue.
+    wait_until(lambda: who.get("/readyz", timeout=5).status_code == 200, timeout=START_TIMEOUT)
 
 
 READS = {

@@ -31,7 +31,7 @@ from tests.reliability.http import Http, history, make_agent, make_session
 from tests.reliability.processes import gunicorn_workers
 from tests.support.database import migrated_postgres
 from tests.support.net import retry_while, wait_until
-from tests.support.server import ACCESS_LOG, gunicorn_server, served
+from tests.support.server import ACCESS_LOG, START_TIMEOUT, gunicorn_server, served
 from tests.support.world import snapshot
 
 pytestmark = pytest.mark.server
@@ -256,7 +256,8 @@ def test_a_worker_killed_mid_run_leaves_no_half_written_turn(
         fresh.provider.validator = fresh.ledger
     runner.join(timeout=30)
     wait_until(lambda: set(gunicorn_workers(fresh.url)).isdisjoint(workers), timeout=15)
-    wait_until(lambda: owner.get("/readyz").status_code == 200, timeout=15)
+    # the new workers boot (imports, SDKs) before they answer: long on a loaded machine
+    wait_until(lambda: owner.get("/readyz", timeout=5).status_code == 200, timeout=START_TIMEOUT)
 
     fresh.provider.reply("back again")
     again = owner.post(f"/v1/sessions/{session_id}/messages", json={"content": "still there?"})
