@@ -21,10 +21,10 @@ from hango.app import create_app
 from hango.cli.admin import create_principal
 from hango.db import make_engine
 from hango.db.schema import metadata
-from hango.providers import close_providers
+from hango.providers import ProviderSettings, close_providers, load_sdks
 from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As, Tenant
-from tests.support.database import migrated_postgres
+from tests.support.database import migrated_postgres, worker_database
 from tests.support.provider_env import clear_provider_env
 from tests.support.server import gunicorn_server
 
@@ -52,6 +52,35 @@ def pytest_configure(config: pytest.Config) -> None:
     metrics.set_meter_provider(MeterProvider(metric_readers=[METRICS]))
 
 
+# The files that take longest (seconds at load 10-13 on 2 cores, pytest-xdist, December 2026), longest
+# first. Under xdist a worker takes a whole file at a time (``--dist loadfile``) in collection order:
+# handed out first, these overlap the many short files instead of leaving one worker alone at the end.
+LONGEST_FILES = (
+    "tests/foundation/test_run_command.py",  # 155: set-up and start from a clean clone
+    "tests/perf/test_bench_quick.py",  # 112
+    "tests/reliability/test_fuzz_openapi.py",  # 107
+    "tests/perf/test_bench_suggestions_quick.py",  # 98
+    "tests/reliability/test_inspector_properties.py",  # 94
+    "tests/reliability/test_suggestion_properties.py",  # 77
+    "tests/traces/test_phoenix.py",  # 67: Phoenix's start
+    "tests/reliability/test_faults.py",  # 59
+    "tests/reliability/test_tool_deadlines.py",  # 58
+    "tests/perf/test_calibration_bench.py",  # 55
+    "tests/browser/test_context_panel.py",  # 55
+    "tests/inspector/test_try.py",  # 54
+    "tests/api/test_isolation.py",  # 47
+    "tests/agent/test_previews.py",  # 46
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, move the longest files to the front; a serial run keeps file order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {path: n for n, path in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
 @pytest.fixture
 def spans() -> Callable[[], tuple[ReadableSpan, ...]]:
     """The spans finished since the test started (call it after acting)."""
@@ -67,13 +96,21 @@ def metric_reader() -> InMemoryMetricReader:
 
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
-    """A migrated PostgreSQL: ``HANGO_TEST_DATABASE_URL``, or an embedded one in a temp folder."""
+    """A migrated PostgreSQL: ``HANGO_TEST_DATABASE_URL``, or an embedded one in a temp folder.
+
+    Each pytest-xdist worker is a process of its own, so it starts its own embedded server;
+    on ``HANGO_TEST_DATABASE_URL`` it gets a database of its own beside the one named.
+    """
     url = os.environ.get("HANGO_TEST_DATABASE_URL")
-    if url:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if url and worker:
+        with worker_database(url, worker) as own:
+            yield own
+    elif url:
         yield url
-        return
-    with migrated_postgres() as (_, url):
-        yield url
+    else:
+        with migrated_postgres() as (_, url):
+            yield url
 
 
 @pytest.fixture(scope="session")
@@ -130,7 +167,11 @@ def make_app(database_url: str, clean_db: None):
     """Build an app with configuration overrides."""
 
     def build(**overrides) -> Flask:
-        return create_app({"database_url": database_url, **overrides})
+        app = create_app({"database_url": database_url, **overrides})
+        # As each server worker does before it serves (wsgi.py): no call pays for an SDK's import
+        # while its deadline runs. Under xdist a worker's first such test may come early in its run.
+        load_sdks(ProviderSettings.from_config(app.config["HANGO"]))
+        return app
 
     return build
 

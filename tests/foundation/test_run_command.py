@@ -45,8 +45,10 @@ def test_run_command_from_a_clean_clone_serves_and_stops_cleanly():
     subprocess.run(["git", "clone", "-q", str(REPO_ROOT), str(clone)], check=True)
     port = free_port()
     env = {**os.environ, "HANGO_PORT": str(port), "PYTHON": shutil.which("python3")}
-    env.pop("HANGO_DATABASE_URL", None)
-    env.pop("HANGO_DATA_DIR", None)
+    # A new user's shell: no database or data folder of ours, and no PYTHONPATH, which would make
+    # the clone's commands import another tree's hango (and use that tree's ./.hango).
+    for name in ("HANGO_DATABASE_URL", "HANGO_DATA_DIR", "PYTHONPATH"):
+        env.pop(name, None)
     started = time.monotonic()
     proc = subprocess.Popen(
         _readme_run_command(),

@@ -27,14 +27,15 @@ from tests.reliability.figures import record
 from tests.reliability.histories import store_messages, text
 from tests.reliability.http import Http, history, make_agent, make_session
 from tests.support.database import migrated_postgres
-from tests.support.net import wait_until
-from tests.support.server import gunicorn_server
+from tests.support.net import retry_while, wait_until
+from tests.support.server import ACCESS_LOG, START_TIMEOUT, gunicorn_server, served
 from tests.support.world import snapshot
 
 pytestmark = pytest.mark.server
 
 HANGS = 8
 LOAD_SECONDS = 6.0
+RECOVERY_TIMEOUT = 60.0
 
 
 def user_session(who: Http, engine: sa.Engine) -> str:
@@ -45,14 +46,20 @@ def user_session(who: Http, engine: sa.Engine) -> str:
 
 @pytest.fixture
 def short_try(database_url: str, clean_db: None) -> Iterator[Live]:
-    """A server of its own whose try timeout is 1 s, against a provider that can hang."""
+    """A server of its own whose try timeout is 1 s, against a provider that can hang; it logs each request."""
     ledger = Ledger()
     log = Path(tempfile.mkdtemp(prefix="hango-hang-")) / "gunicorn.log"
     with FakeProviderServer(validator=ledger) as provider:
-        with gunicorn_server(database_url, env=provider_env(provider, try_timeout=1.0), log_path=log) as url:
+        env = provider_env(provider, try_timeout=1.0)
+        with gunicorn_server(database_url, env=env, log_path=log, args=ACCESS_LOG) as url:
             yield Live(url, provider, ledger, log)
         close_providers()
     shutil.rmtree(log.parent, ignore_errors=True)
+
+
+def timed_out(answer: requests.Response) -> bool:
+    """A 504 ``provider_timeout``: the server kept the try's deadline."""
+    return answer.status_code == 504 and answer.json()["error"]["code"] == "provider_timeout"
 
 
 def test_a_hanging_provider_gives_504_within_10_s_and_the_try_pool_recovers(
@@ -60,24 +67,37 @@ def test_a_hanging_provider_gives_504_within_10_s_and_the_try_pool_recovers(
 ) -> None:
     owner = live_tenant(short_try.url).owner
     session_id = user_session(owner, engine)
+    path = f"/v1/sessions/{session_id}/context/try"
     short_try.provider.hang(30, times=None, path=MESSAGES)
 
-    durations = []
+    waited = []
     for _ in range(HANGS):  # more than one worker's 4 pool slots: abandoned calls must free theirs
         # An abandoned call's SDK timeout is the time left to the try's deadline, so its thread ends
         # then; a try that meets such a slot waits for it instead of answering 503.
         started = time.monotonic()
-        answer = owner.post(f"/v1/sessions/{session_id}/context/try", json={})
-        durations.append(time.monotonic() - started)
-        assert answer.status_code == 504, answer.text
-        assert answer.json()["error"]["code"] == "provider_timeout"
+        answer = owner.post(path, json={})
+        waited.append(time.monotonic() - started)
+        assert timed_out(answer), answer.text
+    # How long the server took, from its own access log (written just after each answer): the test
+    # process's own turns on a loaded CPU lengthen what it waited, not what the server spent.
+    wait_until(lambda: len(served(short_try.log_text(), "POST", path)) == HANGS, timeout=30)
+    seconds = [took for _, took in served(short_try.log_text(), "POST", path)]
     short_try.provider.reset()
-    recovered = owner.post(f"/v1/sessions/{session_id}/context/try", json={})
+    # The next tries meet slots that are free or freeing. Each has 1 s to get the fake's answer,
+    # which on a loaded machine it may miss: a 504 is that deadline kept, so try again (bounded);
+    # a slot never given back would answer 503 try_pool_full and end the loop at once.
+    tries = retry_while(lambda: owner.post(path, json={}), timed_out, timeout=RECOVERY_TIMEOUT)
 
-    assert max(durations) < 10
-    assert recovered.status_code == 200, recovered.text
+    assert max(seconds) < 10, seconds
+    assert tries[-1].status_code == 200, tries[-1].text
     record(
-        "faults/hang", hangs=HANGS, try_timeout_s=1, slowest_504_s=round(max(durations), 2), recovered=True
+        "faults/hang",
+        hangs=HANGS,
+        try_timeout_s=1,
+        slowest_504_s=round(max(seconds), 2),
+        slowest_504_client_s=round(max(waited), 2),
+        recovered=True,
+        tries_to_recover=len(tries),
     )
 
 
@@ -235,7 +255,7 @@ def test_a_worker_killed_mid_run_leaves_no_half_written_turn(
         fresh.provider.validator = fresh.ledger
     runner.join(timeout=30)
     fresh.workers.start()  # a new worker takes the next job once the reaper failed the dead one's
-    wait_until(lambda: owner.get("/readyz").status_code == 200, timeout=15)
+    wait_until(lambda: owner.get("/readyz", timeout=5).status_code == 200, timeout=START_TIMEOUT)
 
     fresh.provider.reply("back again")
     again = owner.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "still there?"})

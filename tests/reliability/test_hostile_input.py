@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -21,8 +24,28 @@ from tests.reliability.figures import record
 from tests.support.clients import As, Tenant, error_code
 from tests.support.world import World, build_world, row_counts
 
+# The app runs in this process (Flask's test client), so the CPU seconds this process spends on one
+# request bound the work a hostile input buys: another process busy on the same cores lengthens
+# the wall clock, not that. The wall clock only has to show that nothing hung.
 MAX_SECONDS = 5.0
+HANG_SECONDS = 60.0
 MB = 1024 * 1024
+
+
+@dataclass
+class Spent:
+    """The wall-clock and CPU seconds of this process over a block (filled in when it ends)."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+@contextmanager
+def spent() -> Iterator[Spent]:
+    figures = Spent()
+    wall, cpu = time.monotonic(), time.process_time()
+    yield figures
+    figures.wall, figures.cpu = time.monotonic() - wall, time.process_time() - cpu
 
 
 @pytest.fixture
@@ -241,17 +264,19 @@ def test_hostile_input_gets_a_clear_4xx_in_bounded_time_and_stores_nothing(
 ) -> None:
     name, method, path, kwargs, status, code = case
     before = row_counts(engine)
-    started = time.monotonic()
 
-    response = acme.owner.request(method, path.format(**world.values()), **kwargs)
+    with spent() as took:
+        response = acme.owner.request(method, path.format(**world.values()), **kwargs)
 
-    elapsed = time.monotonic() - started
     assert (response.status_code, error_code(response)) == (status, code), response.get_data(as_text=True)[
         :500
     ]
-    assert elapsed < MAX_SECONDS
+    assert took.cpu < MAX_SECONDS
+    assert took.wall < HANG_SECONDS
     assert row_counts(engine) == before
-    record(f"bad_input/{name}", status=status, code=code, seconds=round(elapsed, 3))
+    record(
+        f"bad_input/{name}", status=status, code=code, seconds=round(took.wall, 3), cpu_s=round(took.cpu, 3)
+    )
 
 
 def test_the_largest_allowed_set_is_stored_in_bounded_time(acme: Tenant, world: World, engine) -> None:
@@ -259,13 +284,18 @@ def test_the_largest_allowed_set_is_stored_in_bounded_time(acme: Tenant, world: 
     texts = [("user" if n % 2 else "assistant", [{"type": "text", "text": f"m{n}"}]) for n in range(5_010)]
     with engine.begin() as conn:
         TenantStore(conn, uuid.UUID(acme.id)).messages.append_many(uuid.UUID(world.session), texts)
-    started = time.monotonic()
-    response = acme.owner.put(SESSION_SET.format(**world.values()), json=overrides(5_000))
-    elapsed = time.monotonic() - started
+    with spent() as took:
+        response = acme.owner.put(SESSION_SET.format(**world.values()), json=overrides(5_000))
     assert response.status_code == 200, response.get_json()
     assert len(response.get_json()["overrides"]) == 5_000
-    assert elapsed < 3 * MAX_SECONDS
-    record("bad_input/largest allowed set", overrides=5_000, seconds=round(elapsed, 3))
+    assert took.cpu < 3 * MAX_SECONDS
+    assert took.wall < HANG_SECONDS
+    record(
+        "bad_input/largest allowed set",
+        overrides=5_000,
+        seconds=round(took.wall, 3),
+        cpu_s=round(took.cpu, 3),
+    )
 
 
 def test_a_database_that_cannot_be_reached_gives_503_json(make_app, acme: Tenant) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +19,12 @@ from tests.support.provider_env import without_provider_env
 
 # A worker imports the configured providers' SDKs before it serves: generous for a loaded machine.
 START_TIMEOUT = 120.0
+# gunicorn's access log in the server's output: one line a request with the seconds the worker took
+# from the parsed request to the last byte of its answer, the server's own figure of how long it took.
+ACCESS_LOG = ("--access-logfile", "-", "--access-logformat", "access %(m)s %(U)s %(s)s %(L)s")
+ACCESS_LINE = re.compile(
+    r"^access (?P<method>\S+) (?P<path>\S+) (?P<status>\d{3}) (?P<seconds>\d+\.\d+)$", re.M
+)
 
 
 def _ready(url: str) -> bool:
@@ -100,17 +107,20 @@ def queue_worker_pool(
 def gunicorn_server(
     database_url: str,
     workers: int = 2,
+    *,
     env: Mapping[str, str] | None = None,
     log_path: Path | None = None,
     queue_workers: int = 1,
+    args: Sequence[str] = (),
 ) -> Iterator[str]:
     """Run gunicorn and ``queue_workers`` queue workers on ``database_url`` until the block ends; yields the base URL.
 
     ``env`` adds ``HANGO_*`` settings; ``log_path`` keeps the server's output in that file
-    (and each queue worker's in ``<log_path>.worker<i>``).
+    (and each queue worker's in ``<log_path>.worker<i>``); ``args`` are more gunicorn options
+    (``ACCESS_LOG``).
     """
     port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
+    argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}", *args]
     url = f"http://127.0.0.1:{port}"
     with (
         queue_worker_pool(database_url, env, log_path, queue_workers),
@@ -136,6 +146,12 @@ def _gunicorn(argv: list[str], env: dict[str, str], url: str, log_path: Path | N
             yield url
         finally:
             stop(server)
+
+
+def served(log_text: str, method: str, path: str) -> list[tuple[int, float]]:
+    """(status, seconds) of each ``method path`` request in a server's ``ACCESS_LOG`` output, in order."""
+    lines = (m for m in ACCESS_LINE.finditer(log_text) if (m["method"], m["path"]) == (method, path))
+    return [(int(m["status"]), float(m["seconds"])) for m in lines]
 
 
 def stop(server: subprocess.Popen, grace: float = 15.0) -> None:
