@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hango.store",),
     ("hango.providers",),
     ("hango.agent",),
-    ("hango.api", "hango.tenancy", "hango.authz", "hango.try_pool"),
+    ("hango.api", "hango.contract", "hango.tenancy", "hango.authz", "hango.try_pool"),
     ("blueprints",),
     ("hango.app",),
     ("hango.cli", "hango.__main__"),
