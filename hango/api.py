@@ -38,8 +38,9 @@ _CODES = {
 
 
 class ErrorBodySchema(Schema):
-    code = fields.String(required=True)
-    message = fields.String(required=True)
+    # Written out: flask-smorest converts this schema before ``text_keywords`` is registered.
+    code = fields.String(required=True, metadata={"pattern": "^[a-z_]+$"})
+    message = fields.String(required=True, metadata={"pattern": contract.TEXT_PATTERN})
     details = fields.Raw(allow_none=True)
 
 

@@ -122,9 +122,11 @@ class ContractPlugin(BasePlugin):
 
 def _document(responses: dict, status: str, text: str) -> None:
     """Add ``status`` with ``text``, or append ``text`` to the view's own entry when it has one."""
-    own = responses.get(status)
+    # flask-smorest keys a view's statuses by int here; apispec writes them as strings later.
+    key = next((k for k in (int(status), status) if k in responses), status)
+    own = responses.get(key)
     if own is None or isinstance(own, str):
         # flask-smorest's own 422 (a component name) says only "Unprocessable Entity".
-        responses[status] = {"description": text, "content": {"application/json": {"schema": ERROR_REF}}}
+        responses[key] = {"description": text, "content": {"application/json": {"schema": ERROR_REF}}}
     elif text not in own.get("description", ""):
         own["description"] = f"{own.get('description', '')} {text}".strip()
