@@ -50,8 +50,9 @@ class TryBodySchema(Schema):
         allow_none=True,
         validate=[
             validate.Length(min=1, max=200_000),
-            validate.Regexp(NON_BLANK_TEXT, error="message must hold non-blank text"),
+            validate.Regexp(r"[\s\S]*\S", error="message must hold non-blank text"),
         ],
+        metadata=NON_BLANK_TEXT,
     )
 
 

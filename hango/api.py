@@ -40,7 +40,7 @@ _CODES = {
 class ErrorBodySchema(Schema):
     # Written out: flask-smorest converts this schema before ``text_keywords`` is registered.
     code = fields.String(required=True, metadata={"pattern": "^[a-z_]+$"})
-    message = fields.String(required=True, metadata={"pattern": contract.TEXT_PATTERN})
+    message = fields.String(required=True, metadata={"not": contract.NO_NUL["not"]})
     details = fields.Raw(allow_none=True)
 
 

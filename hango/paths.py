@@ -59,13 +59,17 @@ def refused_class() -> str:
 
 def segments_pattern(max_chars: int) -> dict[str, object]:
     """The OpenAPI schema of a relative path of segments (none empty, ``.`` or ``..``, leading ``/`` allowed)
-    made of allowed characters, at most ``max_chars`` long: the text of a memory path parameter."""
+    made of allowed characters, at most ``max_chars`` long: the text of a memory path parameter.
+
+    The segments are the pattern, the refused characters a ``not``: one pattern holding both reads the
+    same, but generators take ten times as long to build strings from it.
+    """
     # A segment holds a character that is not a dot, or is three dots or more: never `.` or `..`.
-    char, other = f"[^/{refused_class()}]", f"[^./{refused_class()}]"
-    segment = f"(?:\\.*{other}{char}*|\\.{{3,}})"
+    segment = "(?:\\.*[^./][^/]*|\\.{3,})"
     return {
         "type": "string",
         "minLength": 1,
         "maxLength": max_chars,
         "pattern": f"^/*{segment}(?:/{segment})*$",
+        "not": {"pattern": f"[{refused_class()}]"},
     }

@@ -61,7 +61,9 @@ def schemathesis(url: str, key: str, report: Path) -> subprocess.CompletedProces
     argv = [str(Path(sys.executable).with_name("st")), "--config-file", str(CONFIG), "--no-color", "run"]
     argv += [f"{url}/openapi.json", "--checks", "all", "--phases", "examples,coverage,fuzzing,stateful"]
     argv += ["--max-examples", str(EXAMPLES), "--seed", str(SEED), "--exclude-method", "DELETE"]
+    # One minute for an answer, as the request timeout: a 2-core machine shared with other runs is slow.
     argv += ["--header", f"Authorization: Bearer {key}", "--workers", "2", "--request-timeout", "60"]
+    argv += ["--max-response-time", "60"]
     argv += ["--generation-database", "none", "--report", "junit", "--report-junit-path", str(report)]
     # In the test's folder: schemathesis keeps files of its own (.schemathesis/) where it runs.
     return subprocess.run(
