@@ -64,6 +64,7 @@ def _run_until_ready(clone: Path, port: int) -> tuple[str, int]:
     env.pop("HANGO_DATABASE_URL", None)
     env.pop("HANGO_DATA_DIR", None)
     env.pop("GUNICORN_CMD_ARGS", None)
+    env.pop("PYTHONPATH", None)  # the clone runs its own code, as a new user's would
     proc = subprocess.Popen(
         _readme_run_command(),
         shell=True,
