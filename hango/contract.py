@@ -21,7 +21,7 @@ from marshmallow import fields
 # Text holds no U+0000: "does not match \x00" rather than "^[^\x00]*$", which says the same but makes
 # regex-driven generators (hypothesis, schemathesis) build every string from a pattern, 60 times slower.
 # Lone surrogates stay out of it: ECMA-262 with the ``u`` flag and Rust cannot name them (a string of
-# Unicode scalar values holds none); the descriptions say it, and the server refuses them.
+# Unicode scalar values holds none); the 422 answers and `JsonValue` say it, and the server refuses them.
 NO_NUL = {"not": {"pattern": "\\x00"}}
 TEXT_RULE = "no U+0000 and no lone surrogate"
 # Text with some character that is not white space (and, as all text, no U+0000).

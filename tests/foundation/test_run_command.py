@@ -50,8 +50,8 @@ FIRST_RUN_STEPS = (
 SECOND_RUN_LINES = (
     r"demo tenant is ready",
     r"  URL: +http://127\.0\.0\.1:\d+",
-    r"  owner key: +hgo_\w+",
-    r"  member key: +hgo_\w+",
+    r"  owner key: +hgo_[\w-]+",
+    r"  member key: +hgo_[\w-]+",
     r"  agent: +[0-9a-f-]{36}",
     r"  session: +[0-9a-f-]{36}",
     r"hango is running at http://127\.0\.0\.1:\d+ \(Ctrl-C stops it\)",
