@@ -232,3 +232,14 @@ def test_diff_takes_only_a_hyphenated_call_id_or_the_keyword(
 
 def test_the_document_says_skill_tools_are_unique(document: dict) -> None:
     assert document["components"]["schemas"]["Skill"]["properties"]["allowed_tools"]["uniqueItems"] is True
+
+
+def test_a_well_formed_cursor_no_list_handed_out_is_the_documented_400(acme: Tenant, document: dict) -> None:
+    operation = operations(document)[("get", "/v1/agents")]
+    cursor = next(p for p in operation["parameters"] if p["name"] == "cursor")["schema"]
+
+    response = acme.owner.get("/v1/agents", query_string={"cursor": "0" * 40})
+
+    assert matches(cursor, "0" * 40)
+    assert response.status_code == 400 and error_code(response) == "invalid_cursor"
+    assert "`invalid_cursor`" in operation["responses"]["400"]["description"]
