@@ -6,8 +6,8 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
-from blueprints.common import page_of, paged
-from hango import tenancy
+from blueprints.common import JsonInteger, page_of, paged
+from hango import contract, tenancy
 from hango.agent import catalog
 from hango.api import Blueprint
 
@@ -22,7 +22,7 @@ class AgentSchema(Schema):
         load_default=catalog.DEFAULT_MODEL,
         validate=validate.Length(min=3, max=200),
         metadata={
-            "pattern": f"^({'|'.join(catalog.PROVIDERS)})/[\\s\\S]+$",
+            "pattern": f"^({'|'.join(catalog.PROVIDERS)})/[^\\x00]+$",
             "description": "<provider>/<model>",
         },
     )
@@ -33,8 +33,12 @@ class AgentSchema(Schema):
         validate=validate.Length(max=len(catalog.BUILTIN_TOOLS)),
         metadata={"uniqueItems": True},
     )
-    settings = fields.Dict(keys=fields.String(), load_default=dict)
-    context_window = fields.Integer(
+    settings = fields.Dict(
+        keys=fields.String(),
+        load_default=dict,
+        metadata={"additionalProperties": {"$ref": f"#/components/schemas/{contract.JSON_VALUE}"}},
+    )
+    context_window = JsonInteger(
         load_default=catalog.DEFAULT_CONTEXT_WINDOW,
         validate=validate.Range(min=1024, max=catalog.MAX_CONTEXT_WINDOW),
     )
@@ -46,6 +50,13 @@ class AgentSchema(Schema):
         provider, _, name = value.partition("/")
         if provider not in catalog.PROVIDERS or not name:
             raise ValidationError(f"model must be <provider>/<model> with a provider in {catalog.PROVIDERS}")
+
+    @validates("settings")
+    def _settings(self, value: dict, **_kw) -> None:
+        if any(contract.json_depth(v) > contract.JSON_DEPTH for v in value.values()):
+            raise ValidationError(
+                f"settings values nest at most {contract.JSON_DEPTH} arrays or objects deep"
+            )
 
     @validates("tools")
     def _tools(self, value: list[str], **_kw) -> None:

@@ -9,7 +9,7 @@ from flask import current_app, g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import error_response, page_of, paged
+from blueprints.common import JsonInteger, error_response, page_of, paged
 from hango import authz, tenancy
 from hango.api import Blueprint
 from hango.auth import generate_key
@@ -30,7 +30,7 @@ class ApiKeySchema(Schema):
     user_id = fields.UUID(metadata={"description": "whose key; the caller by default"})
     name = fields.String(load_default="", validate=validate.Length(max=200))
     prefix = fields.String(dump_only=True)
-    rate_limit_per_minute = fields.Integer(validate=validate.Range(min=1, max=MAX_RATE_LIMIT))
+    rate_limit_per_minute = JsonInteger(validate=validate.Range(min=1, max=MAX_RATE_LIMIT))
     created_at = fields.DateTime(dump_only=True)
     last_used_at = fields.DateTime(dump_only=True, allow_none=True)
     revoked_at = fields.DateTime(dump_only=True, allow_none=True)

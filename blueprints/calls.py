@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -73,15 +74,22 @@ class CallDetailSchema(CallSchema):
 CallPageSchema = page_of(CallSchema, "CallPage")
 
 
-def _call_or(keyword: str):
+UUID_TEXT = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+def _call_or(keyword: str) -> Any:
+    """A call id (a UUID in its hyphenated form, as the API writes it) or ``keyword``."""
+    pattern = re.compile(f"{keyword}|{UUID_TEXT}")
+
     def check(value: str) -> None:
-        if value != keyword:
-            try:
-                uuid.UUID(value)
-            except ValueError:
-                raise ValidationError(f"expected a call id or {keyword!r}") from None
+        if not pattern.fullmatch(value):
+            raise ValidationError(f"expected a call id or {keyword!r}")
 
     return check
+
+
+def _call_or_pattern(keyword: str) -> str:
+    return f"^(?:{keyword}|{UUID_TEXT})$"
 
 
 class DiffArgsSchema(Schema):
@@ -89,10 +97,12 @@ class DiffArgsSchema(Schema):
         data_key="from",
         load_default="last",
         validate=_call_or("last"),
-        metadata={"description": "a call id or `last`"},
+        metadata={"description": "a call id or `last`", "pattern": _call_or_pattern("last")},
     )
     to = fields.String(
-        load_default="next", validate=_call_or("next"), metadata={"description": "a call id or `next`"}
+        load_default="next",
+        validate=_call_or("next"),
+        metadata={"description": "a call id or `next`", "pattern": _call_or_pattern("next")},
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from marshmallow import Schema, fields, validate
 
+from hango.agent.parts import MAX_PART_CHARS, PART_ID_PATTERN
 from hango.api import Blueprint, ErrorSchema
 from hango.errors import NotFound
 
@@ -26,6 +27,33 @@ class PageArgsSchema(Schema):
         validate=validate.Length(max=1000),
         metadata={"description": "the previous page's `next_cursor`", "pattern": "^[A-Za-z0-9_-]*$"},
     )
+
+
+class JsonInteger(fields.Integer):
+    """An integer of a JSON body: a JSON number without a fraction, never a string (``"5"``) or a bool."""
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, str) or (isinstance(value, float) and not value.is_integer()):
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
+
+
+class JsonBoolean(fields.Boolean):
+    """A boolean of a JSON body: ``true`` or ``false``, never ``1``, ``"yes"`` or ``"true"``."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> bool:
+        if value is True or value is False:
+            return value
+        raise self.make_error("invalid", input=value)
+
+
+def part_id(**kwargs: Any) -> fields.String:
+    """A part id field: the document gives its grammar (a malformed one is refused 422 ``malformed_part``)."""
+    metadata = {"pattern": PART_ID_PATTERN, **kwargs.pop("metadata", {})}
+    return fields.String(validate=validate.Length(min=1, max=MAX_PART_CHARS), metadata=metadata, **kwargs)
+
+
+PART_KEYS = {"pattern": PART_ID_PATTERN, "minLength": 1, "maxLength": MAX_PART_CHARS}
 
 
 def page_of(item: type[Schema], name: str) -> type[Schema]:

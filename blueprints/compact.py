@@ -47,7 +47,7 @@ class CompactResultSchema(Schema):
 
 @blp.route("/<uuid:session_id>/compact")
 class Compact(MethodView):
-    @blp.arguments(CompactBodySchema)
+    @blp.arguments(CompactBodySchema, required=False)
     @blp.response(200, CompactResultSchema)
     @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
     @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")

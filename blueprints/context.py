@@ -11,7 +11,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
-from blueprints.common import error_response
+from blueprints.common import error_response, part_id
 from blueprints.context_schemas import ANSWERS
 from hango import telemetry, tenancy
 from hango.agent.draft import Draft
@@ -32,9 +32,7 @@ blp = Blueprint(
 
 
 class InspectArgsSchema(Schema):
-    full = fields.String(
-        load_default=None, validate=validate.Length(max=520), metadata={"description": "a part id"}
-    )
+    full = part_id(load_default=None, metadata={"description": "a part id: its whole content"})
     format = fields.String(
         load_default="parts",
         validate=validate.OneOf(["parts", "request", *WIRE_FORMATS]),

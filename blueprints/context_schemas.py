@@ -136,9 +136,11 @@ class InspectSchema(Schema):
     tools = fields.List(fields.Nested(PartSchema), required=True)
     messages = fields.List(fields.Nested(PartSchema), required=True)
     compaction = fields.Dict(
+        allow_none=True,
         metadata={
-            "description": "when the next call compacts (or `compaction=preview`): what it would summarize"
-        }
+            "description": "when the next call compacts (or `compaction=preview`): what it would summarize; "
+            "null when the history has no place to cut (nothing before the last turn to summarize)"
+        },
     )
 
 

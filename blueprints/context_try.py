@@ -17,10 +17,11 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
-from blueprints.common import error_response
+from blueprints.common import PART_KEYS, error_response, part_id
 from blueprints.context import blp
 from hango import telemetry, tenancy
 from hango.agent.assembly import send
+from hango.contract import NON_BLANK_TEXT
 from hango.db import db
 from hango.errors import HangoError
 from hango.inspector import trying
@@ -31,14 +32,17 @@ from hango.try_pool import try_pool
 
 # The context inspector is one API area with one OpenAPI tag: try routes on inspect's blueprint.
 
-PART = fields.String(validate=validate.Length(min=1, max=520))
+PART = part_id()
 
 
 class TryBodySchema(Schema):
     exclude = fields.List(PART, load_default=list, validate=validate.Length(max=5_000))
     include = fields.List(PART, load_default=list, validate=validate.Length(max=5_000))
     replace = fields.Dict(
-        keys=PART, values=fields.String(validate=validate.Length(max=MAX_REPLACEMENT)), load_default=dict
+        keys=PART,
+        values=fields.String(validate=validate.Length(max=MAX_REPLACEMENT)),
+        load_default=dict,
+        metadata={"property_names": PART_KEYS},
     )
     message = fields.String(
         load_default=None,
@@ -47,6 +51,7 @@ class TryBodySchema(Schema):
             validate.Length(min=1, max=200_000),
             validate.Regexp(r"[\s\S]*\S", error="message must hold non-blank text"),
         ],
+        metadata=NON_BLANK_TEXT,
     )
 
 
@@ -76,7 +81,7 @@ def _audit(excluded: list[str], model: str, outcome: str) -> None:
 
 @blp.route("/try")
 class ContextTry(MethodView):
-    @blp.arguments(TryBodySchema)
+    @blp.arguments(TryBodySchema, required=False)
     @blp.response(200, TryResultSchema)
     @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
     @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")

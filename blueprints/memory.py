@@ -11,8 +11,8 @@ from marshmallow import Schema, fields, validate
 from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
 from hango.api import Blueprint
-from hango.paths import MAX_PATH_CHARS
-from hango.store.memory_files import memory_path
+from hango.paths import MAX_PATH_CHARS, segments_pattern
+from hango.store.memory_files import MEMORY_ROOT, memory_path
 from hango.store.pages import Page
 
 blp = Blueprint(
@@ -58,7 +58,17 @@ class MemoryList(MethodView):
         return tenancy.store().memory_files.page(agent_id, args["cursor"], args["limit"])
 
 
-@blp.route("/<path:path>")
+# The path after the agent's memory root: the rule of hango/paths.py, segments none empty, `.` or `..`.
+PATH_PARAMETER = {
+    "in": "path",
+    "name": "path",
+    "required": True,
+    "description": "a memory path, `/memories/` optional: `notes/todo.md` is `/memories/notes/todo.md`",
+    "schema": segments_pattern(MAX_PATH_CHARS - len(MEMORY_ROOT)),
+}
+
+
+@blp.route("/<path:path>", parameters=[PATH_PARAMETER])
 class MemoryFile(MethodView):
     @blp.response(200, MemoryFileSchema)
     @error_response(blp, 404, "`not_found`: no such agent or memory file.")

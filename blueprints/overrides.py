@@ -15,7 +15,7 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import error_response
+from blueprints.common import error_response, part_id
 from hango import telemetry, tenancy
 from hango.agent.assembly import Prepared, prepare_agent, prepare_session
 from hango.agent.overrides import Override
@@ -32,7 +32,7 @@ MAX_OVERRIDES = 5_000
 
 
 class OverrideSchema(Schema):
-    part = fields.String(required=True, validate=validate.Length(min=1, max=520))
+    part = part_id(required=True)
     action = fields.String(required=True, validate=validate.OneOf(["exclude", "replace"]))
     replacement = fields.String(
         load_default=None, allow_none=True, validate=validate.Length(max=MAX_REPLACEMENT)

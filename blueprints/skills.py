@@ -37,7 +37,10 @@ class SkillSummarySchema(Schema):
     allowed_tools = fields.List(
         fields.String(validate=validate.OneOf(catalog.BUILTIN_TOOLS)),
         load_default=list,
-        metadata={"description": "tools the skill adds to the agent's list while it is in use"},
+        metadata={
+            "description": "tools the skill adds to the agent's list while it is in use",
+            "uniqueItems": True,
+        },
     )
     created_at = fields.DateTime(dump_only=True)
     updated_at = fields.DateTime(dump_only=True)
@@ -99,7 +102,15 @@ class SkillList(MethodView):
         return skill
 
 
-@blp.route("/<string:name>")
+NAME_PARAMETER = {
+    "in": "path",
+    "name": "name",
+    "required": True,
+    "schema": {"type": "string", "pattern": SKILL_NAME},
+}
+
+
+@blp.route("/<string:name>", parameters=[NAME_PARAMETER])
 class SkillItem(MethodView):
     @blp.response(200, SkillSchema)
     @error_response(blp, 404, "`not_found`: no such agent or skill.")

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
+from blueprints.common import JsonBoolean, JsonInteger
 from hango import tenancy
 from hango.api import Blueprint
 
@@ -18,10 +19,10 @@ class TenantSchema(Schema):
     id = fields.UUID(dump_only=True)
     name = fields.String(validate=validate.Length(min=1, max=200))
     slug = fields.String(dump_only=True)
-    trace_llm_content = fields.Boolean(
+    trace_llm_content = JsonBoolean(
         metadata={"description": "put message content on trace spans (off by default)"}
     )
-    token_quota = fields.Integer(
+    token_quota = JsonInteger(
         allow_none=True,
         validate=validate.Range(min=0, max=MAX_TOKEN_QUOTA),
         metadata={"description": "tokens per UTC calendar month; null means unlimited"},

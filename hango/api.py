@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import re
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import flask_smorest
@@ -15,7 +18,8 @@ from sqlalchemy import exc as sa_exc
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
-from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable
+from hango import contract
+from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable, UnsupportedMedia
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +38,9 @@ _CODES = {
 
 
 class ErrorBodySchema(Schema):
-    code = fields.String(required=True)
-    message = fields.String(required=True)
+    # Written out: flask-smorest converts this schema before ``text_keywords`` is registered.
+    code = fields.String(required=True, metadata={"pattern": "^[a-z_]+$"})
+    message = fields.String(required=True, metadata={"not": contract.NO_NUL["not"]})
     details = fields.Raw(allow_none=True)
 
 
@@ -71,7 +76,8 @@ GENERIC_ERRORS = (
     "`missing_api_key`, `malformed_api_key`, `invalid_api_key`, `revoked_api_key` (401), "
     "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415), "
     "`invalid` (422, the body or parameters break the schema; `details` says where), "
-    "`nul_character` (422, a text holds U+0000, which cannot be stored), "
+    "`nul_character`, `lone_surrogate` (422, a text holds U+0000 or a lone surrogate, which cannot be "
+    "stored), `missing_body` (422, the operation needs a JSON body and got none), "
     "`rate_limited` (429, with `Retry-After`: all of a member's keys share one count per minute), "
     "`too_many_failures` (429, with `Retry-After`: too many failed authentications from this client or for "
     "this key prefix; the right key still passes), `internal_error` (500), "
@@ -83,6 +89,12 @@ class HangoApi(Api):
     """flask-smorest's Api with hango's error envelope, documented on every operation."""
 
     ERROR_SCHEMA = ErrorSchema
+
+    def _init_spec(self, *, extra_plugins: Any = None, **options: Any) -> None:
+        super()._init_spec(extra_plugins=[*(extra_plugins or ()), contract.ContractPlugin()], **options)
+        self.ma_plugin.converter.add_attribute_function(contract.text_keywords)
+        for name, schema in contract.json_value_schemas().items():
+            self.spec.components.schema(name, schema)
 
     def register_blueprint(
         self, blp: flask_smorest.Blueprint, *, parameters: Any = None, **options: Any
@@ -106,31 +118,40 @@ class HangoApi(Api):
         self.spec.components._subsections_lazy["response"]["DEFAULT_ERROR"]["description"] = GENERIC_ERRORS
 
 
-def _holds_nul(value: Any) -> bool:
-    """True when any string (key or value) inside a parsed JSON document holds U+0000 (no recursion)."""
+def _unstorable(value: Any) -> str | None:
+    """``nul_character`` or ``lone_surrogate`` when a string (key or value) inside a parsed JSON
+    document holds U+0000 or a lone surrogate; None when every string can be stored (no recursion)."""
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
             if "\x00" in item:
-                return True
+                return "nul_character"
+            if _LONE_SURROGATE.search(item):
+                return "lone_surrogate"
         elif isinstance(item, dict):
             pending.extend(item.keys())
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
-    return False
+    return None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE = {"nul_character": "a NUL character (U+0000)", "lone_surrogate": "a lone surrogate"}
 
 
 def screen_input() -> None:
-    """Refuse what the argument parser cannot take: JSON nested too deep, text holding U+0000.
+    """Refuse what the argument parser cannot take: JSON nested too deep, text hango cannot store.
 
     JSON nested past Python's parser stack raises ``RecursionError`` inside the parser (400
-    ``bad_request`` here); U+0000 cannot be stored in PostgreSQL's ``text`` (422 ``nul_character``).
+    ``bad_request`` here). U+0000 cannot be stored in PostgreSQL's ``text`` (422 ``nul_character``),
+    a lone surrogate (JSON's ``"\\ud800"``) cannot be encoded as UTF-8 (422 ``lone_surrogate``);
+    a path or query string never holds one (werkzeug decodes bad UTF-8 to U+FFFD).
     """
-    where = None
+    where, code = None, None
     if "\x00" in request.path or any("\x00" in k + v for k, v in request.args.items(multi=True)):
-        where = "path or query"
+        where, code = "path or query", "nul_character"
     elif request.is_json and request.get_data(cache=True):
         try:
             body = json.loads(request.get_data(cache=True))
@@ -139,11 +160,12 @@ def screen_input() -> None:
         except ValueError:
             return  # malformed JSON: the argument parser answers 400 with its reason
         g.json_body = body
-        where = "body" if _holds_nul(body) else None
-    if where is not None:
+        code = _unstorable(body)
+        where = "body" if code else None
+    if where is not None and code is not None:
         raise Unprocessable(
-            f"the {where} holds a NUL character (U+0000), which hango cannot store",
-            code="nul_character",
+            f"the {where} holds {_UNSTORABLE[code]}, which hango cannot store",
+            code=code,
             details={"location": where},
         )
 
@@ -158,9 +180,36 @@ class InputParser(FlaskParser):
 
 
 class Blueprint(flask_smorest.Blueprint):
-    """The blueprint every API area uses: flask-smorest's, with hango's argument parser."""
+    """The blueprint every API area uses: flask-smorest's, with hango's argument parser.
+
+    A JSON body the document marks required is required: webargs reads a missing body as ``{}``,
+    which a PATCH would take for "change nothing" (422 ``missing_body``), and a body of another
+    media type as no body at all (415 ``unsupported_media_type``).
+    """
 
     ARGUMENTS_PARSER = InputParser()
+
+    def arguments(self, schema: Any, *, location: str = "json", required: bool = True, **kwargs: Any):
+        decorate = super().arguments(schema, location=location, required=required, **kwargs)
+        if location != "json":
+            return decorate
+        return lambda view: _checking_body(decorate(view), required)
+
+
+def _checking_body(view: Callable[..., Any], required: bool) -> Callable[..., Any]:
+    """``view``, refusing a request whose body is not JSON, or is missing when ``required``."""
+
+    @functools.wraps(view)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if request.get_data(cache=True) and not request.is_json:
+            raise UnsupportedMedia("the body must be JSON (Content-Type: application/json)")
+        if required and not request.get_data(cache=True):
+            raise Unprocessable(
+                "this operation needs a JSON body", code="missing_body", details={"json": "missing"}
+            )
+        return view(*args, **kwargs)
+
+    return checked
 
 
 def _handle_hango_error(error: HangoError) -> Response:

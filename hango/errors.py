@@ -4,10 +4,10 @@ HangoError (500 internal_error)
 ├── BadRequest (400)          ├── Conflict (409)
 ├── Unauthorized (401)        ├── PreconditionFailed (412)
 ├── QuotaExhausted (402)      ├── PayloadTooLarge (413)
-├── NotFound (404)            ├── Unprocessable (422)
-├── RateLimited (429)         ├── ServiceUnavailable (503)
-├── BadGateway (502)          ├── GatewayTimeout (504)
-└── Cancelled (409)
+├── NotFound (404)            ├── UnsupportedMedia (415)
+├── RateLimited (429)         ├── Unprocessable (422)
+├── BadGateway (502)          ├── ServiceUnavailable (503)
+└── Cancelled (409)           └── GatewayTimeout (504)
 """
 
 from __future__ import annotations
@@ -66,6 +66,10 @@ class PreconditionFailed(HangoError):
 
 class PayloadTooLarge(HangoError):
     status, code, default_message = 413, "payload_too_large", "the request body is too large"
+
+
+class UnsupportedMedia(HangoError):
+    status, code, default_message = 415, "unsupported_media_type", "the body must be JSON"
 
 
 class Unprocessable(HangoError):

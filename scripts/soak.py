@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--load-seconds", type=float, default=300, help="mixed load per run (CI: 8)")
-    parser.add_argument("--fuzz-examples", type=int, default=40, help="cases per operation and mode (CI: 6)")
+    parser.add_argument(
+        "--fuzz-examples", type=int, default=40, help="schemathesis examples per operation (CI: 5)"
+    )
     parser.add_argument("--property-examples", type=int, default=600, help="examples per property (CI: 60)")
     parser.add_argument("--figures", type=Path, default=ROOT / ".hango" / "reliability-figures.json")
     return parser.parse_args(argv)

@@ -26,6 +26,7 @@ _CONTRIBUTOR = re.compile(r"^[a-z][a-z_]*$")
 _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
 _GRAPHEMES = regex.compile(r"\X")
+MAX_PART_CHARS = len("system:memory:/memories/") + 490
 _KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3}
 # The order system blocks are sent in (memory files by path within "memory").
 _SYSTEM_ORDER = {
@@ -85,13 +86,29 @@ def _valid(kind: str, rest: str) -> bool:
     if kind == "message":
         return rest.isascii() and rest.isdigit() and rest == str(int(rest)) and 0 < int(rest) < 2**31
     if kind == "tool":
-        return bool(_TOOL.match(rest))
+        return bool(_TOOL.fullmatch(rest))
     if kind != "system":
         return False
     if rest.startswith("memory:"):
         path = rest.removeprefix("memory:")
-        return bool(_MEMORY_PATH.match(path)) and ".." not in path.split("/") and "//" not in path
-    return bool(_CONTRIBUTOR.match(rest))
+        return bool(_MEMORY_PATH.fullmatch(path)) and ".." not in path.split("/") and "//" not in path
+    return bool(_CONTRIBUTOR.fullmatch(rest))
+
+
+def _part_id_pattern() -> str:
+    """The grammar ``kind_of`` accepts, as one regular expression (ECMA-262, Python and Rust alike).
+
+    With ``maxLength`` ``MAX_PART_CHARS`` it is exact: the memory path's 490 characters are the rest.
+    """
+    seq = "[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}"
+    seq += "|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7]"
+    char, start = "[^/\\x00-\\x1f]", "[^./\\x00-\\x1f]"
+    segment = f"(?:{start}{char}*|\\.{start}{char}*|\\.\\.{char}+|\\.)"
+    memory = f"/memories/{segment}(?:/{segment})*/?"
+    return f"^(?:summary|message:(?:{seq})|tool:[A-Za-z0-9_-]{{1,64}}|system:[a-z][a-z_]*|system:memory:{memory})$"
+
+
+PART_ID_PATTERN = _part_id_pattern()
 
 
 def seq_of(part: PartID) -> int:

@@ -37,19 +37,34 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") == -1
 
 
-@pytest.mark.server
-def test_run_command_from_a_clean_clone_serves_and_stops_cleanly():
-    workdir = Path(tempfile.mkdtemp(prefix="hango-clone-", dir="/tmp"))
-    workdir.chmod(0o755)
-    clone = workdir / "hango"
-    subprocess.run(["git", "clone", "-q", str(REPO_ROOT), str(clone)], check=True)
-    port = free_port()
+# What a first run says, in order, one line a step, before the URL and the keys.
+FIRST_RUN_STEPS = (
+    r"setup: creating the virtualenv \./\.venv",
+    r"setup: installing \d+ pinned packages and their dependencies from requirements\.txt",
+    r"setup: installing Alpine\.js",
+    r"run: starting the embedded PostgreSQL",
+    r"run: migrating the database",
+    r"run: seeding the demo tenant",
+)
+# All a second run prints: the demo's URL, keys and ids, and where hango runs.
+SECOND_RUN_LINES = (
+    r"demo tenant is ready",
+    r"  URL: +http://127\.0\.0\.1:\d+",
+    r"  owner key: +hgo_[\w-]+",
+    r"  member key: +hgo_[\w-]+",
+    r"  agent: +[0-9a-f-]{36}",
+    r"  session: +[0-9a-f-]{36}",
+    r"hango is running at http://127\.0\.0\.1:\d+ \(Ctrl-C stops it\)",
+)
+
+
+def _run_until_ready(clone: Path, port: int) -> tuple[str, int]:
+    """Run the README's command in ``clone`` until it serves, stop it with Ctrl-C; its output and PostgreSQL's pid."""
     env = {**os.environ, "HANGO_PORT": str(port), "PYTHON": shutil.which("python3")}
-    # A new user's shell: no database or data folder of ours, and no PYTHONPATH, which would make
-    # the clone's commands import another tree's hango (and use that tree's ./.hango).
-    for name in ("HANGO_DATABASE_URL", "HANGO_DATA_DIR", "PYTHONPATH"):
+    # A new user's shell: no database or data folder of ours, no gunicorn options, and no PYTHONPATH,
+    # which would make the clone's commands import another tree's hango (and use that tree's ./.hango).
+    for name in ("HANGO_DATABASE_URL", "HANGO_DATA_DIR", "GUNICORN_CMD_ARGS", "PYTHONPATH"):
         env.pop(name, None)
-    started = time.monotonic()
     proc = subprocess.Popen(
         _readme_run_command(),
         shell=True,
@@ -60,16 +75,46 @@ def test_run_command_from_a_clean_clone_serves_and_stops_cleanly():
         stderr=subprocess.STDOUT,
         text=True,
     )
+    postmaster = 0
     try:
         wait_until(lambda: requests.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200, 600)
-        print(f"cold start of the run command: {time.monotonic() - started:.1f} s")
         postmaster = _postmaster_pid(clone / ".hango")
         assert _alive(postmaster)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         output = proc.communicate(timeout=60)[0]
+    return output, postmaster
+
+
+@pytest.mark.server
+def test_run_command_from_a_clean_clone_serves_and_stops_cleanly():
+    workdir = Path(tempfile.mkdtemp(prefix="hango-clone-", dir="/tmp"))
+    workdir.chmod(0o755)
+    clone = workdir / "hango"
+    subprocess.run(["git", "clone", "-q", str(REPO_ROOT), str(clone)], check=True)
+    port = free_port()
+    started = time.monotonic()
+    output, postmaster = _run_until_ready(clone, port)
+    print(f"cold start of the run command: {time.monotonic() - started:.1f} s")
     assert re.search(rf"URL:\s+http://127\.0\.0\.1:{port}", output), output
     assert re.search(r"owner key:\s+hgo_\w+", output), output
     assert not _alive(postmaster), "the embedded PostgreSQL outlived the run command"
     assert not (clone / ".hango" / "pgdata" / "postmaster.pid").exists()
+    _the_first_run_says_its_steps_and_a_second_run_only_the_url_and_keys(clone, output)
     shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _the_first_run_says_its_steps_and_a_second_run_only_the_url_and_keys(clone: Path, first: str) -> None:
+    """Part of the clean-clone test: the install it did once is what makes a second run cheap."""
+    steps = [line for line in first.splitlines() if line.startswith(("setup: ", "run: "))]
+    assert len(steps) == len(FIRST_RUN_STEPS), first
+    for line, expected in zip(steps, FIRST_RUN_STEPS, strict=True):
+        assert re.match(expected, line), (line, expected)
+    assert first.index(steps[-1]) < first.index("demo tenant is ready"), first
+
+    second, _ = _run_until_ready(clone, free_port())
+
+    lines = [line for line in second.splitlines() if line.strip()]
+    assert len(lines) == len(SECOND_RUN_LINES), second
+    for line, expected in zip(lines, SECOND_RUN_LINES, strict=True):
+        assert re.fullmatch(expected, line), (line, expected)
