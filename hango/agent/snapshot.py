@@ -20,7 +20,7 @@ from hango.agent.estimator import estimate_block, estimate_message, estimate_req
 from hango.agent.inspect import Assembly
 from hango.agent.middleware.prompt_cache import system_breakpoint
 from hango.agent.middleware.summarization import compact_at
-from hango.agent.overrides import REPLACE, companions
+from hango.agent.overrides import REPLACE, Overrides, companions
 from hango.agent.parts import (
     PREVIEW_CHARS,
     SUMMARY,
@@ -120,10 +120,11 @@ def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
         else _view(tool_part(t.name), t.description, estimate_tool(t), None)
         for t in draft.tools
     ]
-    messages = _message_parts(draft, sent)
-    for view in (*system, *tools, *messages):
+    messages = _message_parts(draft, sent, state.overrides)
+    for view in (*system, *tools):
         _mark_override(view, state.overrides.get(view.id))
-    _add_stale(state.overrides, system, tools, messages)
+    if state.overrides:
+        _add_stale(state.overrides, system, tools, messages)
     _mark_cache(system, tools, sent)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
@@ -170,25 +171,44 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
     return view
 
 
-def _message_parts(draft: Draft, sent: Draft) -> list[PartView]:
+def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[PartView]:
+    """Every message part with its override marked, each message's blocks walked once for its label and
+    its tools.
+
+    A message sent as it is (the usual case: at most a breakpoint is added) is
+    previewed and estimated once. A message part is ``message:<seq>`` or the
+    summary, so its kind and target are known without parsing its id.
+    """
     pairs = companions(draft.messages)
     sent_messages = {m.part: m.message for m in sent.messages}
     names = {b.id: b.name for m in draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
     views = []
     for sourced in draft.messages:
-        shown = sent_messages.get(sourced.part)
-        text, tokens = message_preview(sourced.message), estimate_message(sourced.message)
-        if shown is None:
-            as_sent = None
-        elif shown.content is sourced.message.content:  # sent as it is (a breakpoint may be added)
-            as_sent = (text, tokens)
+        part, message = sourced.part, sourced.message
+        tokens = estimate_message(message)
+        shown = sent_messages.get(part)
+        if shown is None or shown.content is message.content:
+            cut, sent_tokens = preview(message_preview(message)), tokens
         else:
-            as_sent = (message_preview(shown), estimate_message(shown))
-        view = _view(sourced.part, text, tokens, as_sent)
-        view.label = message_label(sourced.part, sourced.message, names)
-        view.paired_with = pairs.get(sourced.part, [])
-        view.role = sourced.message.role
-        view.tools = tools_of(sourced.message, names)
+            cut, sent_tokens = preview(message_preview(shown)), estimate_message(shown)
+        kinds, tools = _held(message, names)
+        override = overrides.get(part)
+        view = PartView(
+            part,
+            "summary" if part == SUMMARY else "message",
+            "session",
+            _label(part, message, kinds),
+            cut.text,
+            cut.truncated,
+            sent_tokens,
+            shown is not None,
+            tokens if override is not None and override.action == REPLACE else None,
+            None if override is None else override.action,
+            override is not None and override.paired_from is not None,
+            paired_with=pairs.get(part, []),
+            role=message.role,
+            tools=tools,
+        )
         views.append(view)
     return views
 
@@ -236,8 +256,10 @@ def _mark_cache(system: list[PartView], tools: list[PartView], sent) -> None:
 
 
 def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:
-    """Both totals in one unit: the provider's counts when it counts both in time, else both estimates."""
-    before, after = draft.to_request(), sent.to_request()
+    """Both totals in one unit: the provider's counts when it counts both in time, else both estimates.
+
+    Without overrides the draft is the call sent: it is counted (or estimated) once.
+    """
     try:
         provider, model = deps.provider(sent.model)
         timeout = deps.config.token_count_timeout
@@ -249,7 +271,8 @@ def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:
         log.warning("token counter failed (%s); using the estimate", type(exc).__name__)
         counted_after = counted_before = None
     if counted_after is None or counted_before is None:
-        return "estimate", estimate_request(before), estimate_request(after)
+        estimated = estimate_request(draft.to_request())
+        return "estimate", estimated, estimated if draft is sent else estimate_request(sent.to_request())
     return "provider", counted_before, counted_after
 
 
@@ -265,28 +288,39 @@ def label_of(part: PartID) -> str:
 
 def message_label(part: PartID, message: Message, tool_names: dict[str, str]) -> str:
     """``#7 assistant · tool_use read_file`` — seq, role, and what the message holds."""
-    if part == SUMMARY:
-        return "summary of earlier messages"
-    kinds = (kind if tool is None else f"{kind} {tool}" for kind, tool in _held(message, tool_names))
-    return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
+    return _label(part, message, _held(message, tool_names)[0])
 
 
 def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
     """The tools a message calls or answers, each once, in order."""
-    return list(dict.fromkeys(tool for _, tool in _held(message, tool_names) if tool is not None))
+    return _held(message, tool_names)[1]
 
 
-def _held(message: Message, tool_names: dict[str, str]) -> list[tuple[str, str | None]]:
-    """Each block's kind (``text``, ``tool_use``, ``tool_result``) and the tool it calls or answers."""
-    held: list[tuple[str, str | None]] = []
+def _label(part: PartID, message: Message, kinds: list[str]) -> str:
+    if part == SUMMARY:
+        return "summary of earlier messages"
+    return f"{label_of(part)} {message.role} · {', '.join(kinds)}"
+
+
+def _held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[str]]:
+    """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
+    grep``: a result names the tool it answers) and the tools called or answered."""
+    kinds: list[str] = []
+    tools: list[str] = []
     for block in message.content:
         if isinstance(block, ToolUseBlock):
-            held.append(("tool_use", block.name))
+            tool: str | None = block.name
+            kind = f"tool_use {tool}"
         elif isinstance(block, ToolResultBlock):
-            held.append(("tool_result", tool_names.get(block.tool_use_id, "?")))
+            tool = tool_names.get(block.tool_use_id, "?")
+            kind = f"tool_result {tool}"
         else:
-            held.append(("text", None))
-    return held
+            tool, kind = None, "text"
+        if kind not in kinds:
+            kinds.append(kind)
+        if tool is not None and tool not in tools:
+            tools.append(tool)
+    return kinds, tools
 
 
 def message_preview(message: Message) -> str:
