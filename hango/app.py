@@ -14,6 +14,7 @@ from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
+from hango.json_provider import OrjsonProvider
 from hango.tenancy import load_principal
 from hango.try_pool import try_pool
 
@@ -42,6 +43,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
             "security": [{"bearer": []}],
         },
     )
+    app.json = OrjsonProvider(app)
     app.json.sort_keys = False
     telemetry.setup(cfg)
     FlaskInstrumentor().instrument_app(app)
