@@ -14,6 +14,7 @@ from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
+from hango.json_provider import OrjsonProvider
 from hango.providers import SDKS
 from hango.queue import web_queue
 from hango.tenancy import load_principal
@@ -44,6 +45,7 @@ def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
             "security": [{"bearer": []}],
         },
     )
+    app.json = OrjsonProvider(app)
     app.json.sort_keys = False
     telemetry.setup(cfg, SDKS)
     FlaskInstrumentor().instrument_app(app)

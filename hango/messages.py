@@ -103,15 +103,14 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
 def block_from_dict(data: dict[str, Any]) -> ContentBlock:
     """Parse one stored content block; raises ``ValueError`` on an unknown type."""
     kind = data.get("type")
+    # positional arguments: a history of 10,000 messages is parsed on every inspect and run
     if kind == "text":
-        return TextBlock(text=data["text"])
+        return TextBlock(data["text"])
     if kind == "tool_use":
-        return ToolUseBlock(id=data["id"], name=data["name"], input=dict(data.get("input") or {}))
+        return ToolUseBlock(data["id"], data["name"], dict(data.get("input") or {}))
     if kind == "tool_result":
         return ToolResultBlock(
-            tool_use_id=data["tool_use_id"],
-            content=data.get("content", ""),
-            is_error=bool(data.get("is_error", False)),
+            data["tool_use_id"], data.get("content", ""), bool(data.get("is_error", False))
         )
     raise ValueError(f"unknown content block type: {kind!r}")
 

@@ -21,14 +21,16 @@ from hango.messages import Message, block_from_dict, message_from_dict
 from hango.store import TenantStore
 
 
-def stored_message(row: Any) -> StoredMessage:
-    """A ``messages`` row as the runtime's message type; its current stored estimate and its ledger hash go with it."""
-    message = Message(row.role, tuple([block_from_dict(b) for b in row.content]))  # a list: faster
-    if row.estimator_version == ESTIMATOR_VERSION:
-        remember_message(message, row.tokens)
-    if row.content_hash is not None:
-        remember_hash(message, row.content_hash)
-    return StoredMessage(row.seq, message)
+def stored_message(
+    seq: int, role: str, content: list[Any], tokens: int | None, digest: str | None
+) -> StoredMessage:
+    """A stored message as the runtime's message type, with its current estimate and its ledger hash (if any)."""
+    message = Message(role, tuple([block_from_dict(b) for b in content]))  # a list: faster
+    if tokens is not None:
+        remember_message(message, tokens)
+    if digest is not None:
+        remember_hash(message, digest)
+    return StoredMessage(seq, message)
 
 
 def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
@@ -39,10 +41,14 @@ def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
     row = store.summaries.latest(session.id)
     summary = Summary(row.through_seq, row.text) if row else None
     history, unestimated = [], []
-    for stored in store.messages.history(session.id, after_seq=summary.through_seq if summary else 0):
-        history.append(stored_message(stored))
-        if stored.estimator_version != ESTIMATOR_VERSION:
-            unestimated.append(stored.seq)
+    # Rows unpack as tuples (``Messages.history``'s columns, in order): reading six columns by name
+    # cost more than building the message (``docs/performance.md``).
+    rows = store.messages.history(session.id, after_seq=summary.through_seq if summary else 0)
+    for seq, role, content, tokens, estimator_version, digest in rows:
+        current = estimator_version == ESTIMATOR_VERSION
+        history.append(stored_message(seq, role, content, tokens if current else None, digest))
+        if not current:
+            unestimated.append(seq)
     return RunState(
         tenant_id=store.tenant_id,
         session_id=session.id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import regex
 
@@ -145,8 +146,9 @@ def in_part_order(parts: Iterable[PartID]) -> list[PartID]:
     return sorted(set(parts), key=part_key)
 
 
-@dataclass(frozen=True)
-class Preview:
+class Preview(NamedTuple):
+    """A part's preview (a tuple: one is made for every message of every inspect)."""
+
     text: str
     truncated: bool
 

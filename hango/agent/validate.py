@@ -30,10 +30,6 @@ class Problem:
     indexes: tuple[int, ...] = ()
 
 
-def _result_ids(message: Message) -> list[str]:
-    return [b.tool_use_id for b in message.content if isinstance(b, ToolResultBlock)]
-
-
 def _tool_ids(messages: Sequence[Message]) -> tuple[list[list[str]], list[list[str]]]:
     """Each message's tool_use ids and tool_result ids, in one pass over the blocks."""
     uses: list[list[str]] = []
@@ -82,9 +78,11 @@ def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[l
     return problems
 
 
-def _message_problems(messages: Sequence[Message]) -> list[Problem]:
+def _message_problems(
+    messages: Sequence[Message], tool_ids: tuple[list[list[str]], list[list[str]]] | None = None
+) -> list[Problem]:
     """The problems of single messages, which stay in every suffix that holds the message."""
-    uses, results = _tool_ids(messages)
+    uses, results = tool_ids or _tool_ids(messages)
     problems = []
     for index, message in enumerate(messages):
         if uses[index] or results[index]:  # a message without tool blocks breaks none of these rules
@@ -105,21 +103,30 @@ def is_valid(messages: Sequence[Message]) -> bool:
 
 def tool_pairs(messages: Sequence[Message]) -> dict[int, set[int]]:
     """Each message index mapped to the indexes of the messages its tool_use/tool_result blocks pair with."""
-    uses, results = _tool_ids(messages)
     pairs: dict[int, set[int]] = {index: set() for index in range(len(messages))}
-    for index in range(1, len(messages)):
-        if uses[index - 1] and results[index] and set(uses[index - 1]).intersection(results[index]):
+    for index, linked in enumerate(paired_with_previous(messages)):
+        if linked:
             pairs[index - 1].add(index)
             pairs[index].add(index - 1)
     return pairs
+
+
+def paired_with_previous(messages: Sequence[Message]) -> list[bool]:
+    """For each message, whether one of its tool_result blocks answers a tool_use of the message before."""
+    uses, results = _tool_ids(messages)
+    linked = [False] * len(messages)
+    for index in range(1, len(messages)):
+        if uses[index - 1] and results[index] and not set(uses[index - 1]).isdisjoint(results[index]):
+            linked[index] = True
+    return linked
 
 
 def safe_cut_points(messages: Sequence[Message]) -> list[int]:
     """The indexes k for which ``messages[k:]`` is a valid history on its own."""
     # Only cuts after the last message problem can be valid; the suffix must then
     # open with a user message holding no tool_result (it would answer nothing).
-    broken = [i for p in _message_problems(messages) for i in p.indexes]
+    tool_ids = _tool_ids(messages)
+    results = tool_ids[1]
+    broken = [i for p in _message_problems(messages, tool_ids) for i in p.indexes]
     first = max(broken, default=-1) + 1
-    return [
-        k for k in range(first, len(messages)) if messages[k].role == "user" and not _result_ids(messages[k])
-    ]
+    return [k for k in range(first, len(messages)) if messages[k].role == "user" and not results[k]]

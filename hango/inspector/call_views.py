@@ -23,7 +23,7 @@ from hango.agent.ledger.record import (
     sent_call,
     tool_hash,
 )
-from hango.agent.ledger.verdict import judge, rules_for
+from hango.agent.ledger.verdict import NO_CACHE, judge, rules_for
 from hango.agent.parts import (
     TRANSCRIPT,
     SourcedBlock,
@@ -114,16 +114,23 @@ def last_of_conversation(rows: list[Any]) -> Any | None:
 
 
 def next_call_cache(assembly: Assembly, store: TenantStore, deps: Deps) -> dict[str, Any]:
-    """What the next call would read from the prompt cache if sent now, and which pending change breaks it."""
+    """What the next call would read from the prompt cache if sent now, and which pending change breaks it.
+
+    A provider that caches nothing (the offline one) reads nothing whatever was sent before: its
+    lineage is not read, nor the call's parts listed.
+    """
     state = assembly.state
+    provider, bare = split_model(state.agent.model)
+    rules = rules_for(provider, deps.config.cache_rules)
+    if not rules.enabled:
+        return NO_CACHE.as_dict()
     lineage = Lineage()
     lineage.load(store.model_calls, state.session_id, "run")
-    provider, bare = split_model(state.agent.model)
     verdict = judge(
         lineage.previous,
         sent_call(assembly.captured),
         started_at=dt.datetime.now(dt.UTC),
-        rules=rules_for(provider, deps.config.cache_rules),
+        rules=rules,
         model=bare,
         overrides=state.overrides,
     )

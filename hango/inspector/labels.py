@@ -22,28 +22,35 @@ def label_of(part: PartID) -> str:
 
 def message_label(part: PartID, message: Message, tool_names: dict[str, str]) -> str:
     """``#7 assistant · tool_use read_file`` — seq, role, and what the message holds."""
+    return labelled(part, message, held(message, tool_names)[0])
+
+
+def labelled(part: PartID, message: Message, kinds: list[str]) -> str:
+    """A message's label from the kinds ``held`` found in it."""
     if part == SUMMARY:
         return "summary of earlier messages"
-    kinds = (kind if tool is None else f"{kind} {tool}" for kind, tool in _held(message, tool_names))
-    return f"{label_of(part)} {message.role} · {', '.join(dict.fromkeys(kinds))}"
+    return f"{label_of(part)} {message.role} · {', '.join(kinds)}"
 
 
-def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
-    """The tools a message calls or answers, each once, in order."""
-    return list(dict.fromkeys(tool for _, tool in _held(message, tool_names) if tool is not None))
-
-
-def _held(message: Message, tool_names: dict[str, str]) -> list[tuple[str, str | None]]:
-    """Each block's kind (``text``, ``tool_use``, ``tool_result``) and the tool it calls or answers."""
-    held: list[tuple[str, str | None]] = []
+def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[str]]:
+    """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
+    grep``: a result names the tool it answers) and the tools called or answered."""
+    kinds: list[str] = []
+    tools: list[str] = []
     for block in message.content:
         if isinstance(block, ToolUseBlock):
-            held.append(("tool_use", block.name))
+            tool: str | None = block.name
+            kind = f"tool_use {tool}"
         elif isinstance(block, ToolResultBlock):
-            held.append(("tool_result", tool_names.get(block.tool_use_id, "?")))
+            tool = tool_names.get(block.tool_use_id, "?")
+            kind = f"tool_result {tool}"
         else:
-            held.append(("text", None))
-    return held
+            tool, kind = None, "text"
+        if kind not in kinds:
+            kinds.append(kind)
+        if tool is not None and tool not in tools:
+            tools.append(tool)
+    return kinds, tools
 
 
 def message_preview(message: Message) -> str:

@@ -30,7 +30,7 @@ from hango.agent.parts import (
     target_of,
 )
 from hango.agent.state import RunState
-from hango.agent.validate import tool_pairs, validate_history
+from hango.agent.validate import paired_with_previous, validate_history
 from hango.errors import Unprocessable
 from hango.inspector.inspection import parts_of
 from hango.messages import holds_text
@@ -141,13 +141,17 @@ def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]
     Pairs only link neighbours, so each group is a run of consecutive linked
     messages; the lists are in part order and leave the part itself out.
     """
-    pairs = tool_pairs([m.message for m in messages])
     groups: list[list[PartID]] = []
-    for index, sourced in enumerate(messages):
-        if index == 0 or index - 1 not in pairs[index]:
-            groups.append([])
-        groups[-1].append(sourced.part)
-    return {part: [p for p in group if p != part] for group in groups for part in group}
+    for sourced, linked in zip(messages, paired_with_previous([m.message for m in messages]), strict=True):
+        if linked:
+            groups[-1].append(sourced.part)
+        else:
+            groups.append([sourced.part])
+    out: dict[PartID, list[PartID]] = {}
+    for group in groups:
+        for part in group:
+            out[part] = [p for p in group if p != part] if len(group) > 1 else []
+    return out
 
 
 def close_set(

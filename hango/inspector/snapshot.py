@@ -17,8 +17,9 @@ from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
-from hango.agent.overrides import REPLACE
+from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
+    SUMMARY,
     PartID,
     in_part_order,
     kind_of,
@@ -27,7 +28,7 @@ from hango.agent.parts import (
     tool_part,
 )
 from hango.inspector.inspection import Assembly
-from hango.inspector.labels import label_of, message_label, message_preview, tools_of
+from hango.inspector.labels import held, label_of, labelled, message_preview
 from hango.inspector.override_rules import companions
 from hango.messages import ToolUseBlock
 
@@ -118,10 +119,11 @@ def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
         else _view(tool_part(t.name), t.description, estimate_tool(t), None)
         for t in draft.tools
     ]
-    messages = _message_parts(draft, sent)
-    for view in (*system, *tools, *messages):
+    messages = _message_parts(draft, sent, state.overrides)
+    for view in (*system, *tools):
         _mark_override(view, state.overrides.get(view.id))
-    _add_stale(state.overrides, system, tools, messages)
+    if state.overrides:
+        _add_stale(state.overrides, system, tools, messages)
     _mark_cache(system, tools, sent)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
@@ -173,25 +175,44 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
     )
 
 
-def _message_parts(draft: Draft, sent: Draft) -> list[PartView]:
+def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[PartView]:
+    """Every message part with its override marked, each message's blocks walked once for its label and
+    its tools.
+
+    A message sent as it is (the usual case: at most a breakpoint is added) is
+    previewed and estimated once. A message part is ``message:<seq>`` or the
+    summary, so its kind and target are known without parsing its id.
+    """
     pairs = companions(draft.messages)
     sent_messages = {m.part: m.message for m in sent.messages}
     names = {b.id: b.name for m in draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
     views = []
     for sourced in draft.messages:
-        shown = sent_messages.get(sourced.part)
-        text, tokens = message_preview(sourced.message), estimate_message(sourced.message)
-        if shown is None:
-            as_sent = None
-        elif shown.content is sourced.message.content:  # sent as it is (a breakpoint may be added)
-            as_sent = (text, tokens)
+        part, message = sourced.part, sourced.message
+        tokens = estimate_message(message)
+        shown = sent_messages.get(part)
+        if shown is None or shown.content is message.content:
+            cut, sent_tokens = preview(message_preview(message)), tokens
         else:
-            as_sent = (message_preview(shown), estimate_message(shown))
-        view = _view(sourced.part, text, tokens, as_sent)
-        view.label = message_label(sourced.part, sourced.message, names)
-        view.paired_with = pairs.get(sourced.part, [])
-        view.role = sourced.message.role
-        view.tools = tools_of(sourced.message, names)
+            cut, sent_tokens = preview(message_preview(shown)), estimate_message(shown)
+        kinds, tools = held(message, names)
+        override = overrides.get(part)
+        view = PartView(
+            id=part,
+            kind="summary" if part == SUMMARY else "message",
+            target="session",
+            label=labelled(part, message, kinds),
+            preview=cut.text,
+            truncated=cut.truncated,
+            tokens=sent_tokens,
+            included=shown is not None,
+            original_tokens=tokens if override is not None and override.action == REPLACE else None,
+            override=None if override is None else override.action,
+            paired=override is not None and override.paired_from is not None,
+            paired_with=pairs.get(part, []),
+            role=message.role,
+            tools=tools,
+        )
         views.append(view)
     return views
 
@@ -247,8 +268,10 @@ def _mark_cache(system: list[PartView], tools: list[PartView], sent) -> None:
 
 
 def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:
-    """Both totals in one unit: the provider's counts when it counts both in time, else both estimates."""
-    before, after = draft.to_request(), sent.to_request()
+    """Both totals in one unit: the provider's counts when it counts both in time, else both estimates.
+
+    Without overrides the draft is the call sent: it is counted (or estimated) once.
+    """
     try:
         provider, model = deps.provider(sent.model)
         timeout = deps.config.token_count_timeout
@@ -260,5 +283,6 @@ def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:
         log.warning("token counter failed (%s); using the estimate", type(exc).__name__)
         counted_after = counted_before = None
     if counted_after is None or counted_before is None:
-        return "estimate", estimate_request(before), estimate_request(after)
+        estimated = estimate_request(draft.to_request())
+        return "estimate", estimated, estimated if draft is sent else estimate_request(sent.to_request())
     return "provider", counted_before, counted_after

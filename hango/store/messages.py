@@ -36,8 +36,8 @@ class Messages(Scoped):
     def history(self, session_id: uuid.UUID, after_seq: int = 0) -> Iterator[sa.Row]:
         """The session's messages with ``seq > after_seq`` in ``seq`` order, as a run reads them.
 
-        Each row holds ``seq``, ``role``, ``content`` and the stored estimate (``tokens``,
-        ``estimator_version``). A compacted session is read from its summary's ``through_seq``
+        Each row holds, in this order (the loader unpacks them), ``seq``, ``role``, ``content``,
+        the stored estimate (``tokens``, ``estimator_version``) and the ledger's ``content_hash``. A compacted session is read from its summary's ``through_seq``
         on (an index range), so the rows read follow what the next call carries, never the
         messages the summary covers. Rows are decoded as they are iterated, so iterate while the
         connection is open. A caller that turns each row into its own objects then never holds the
