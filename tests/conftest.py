@@ -115,9 +115,14 @@ def clean_db(engine: sa.Engine) -> Iterator[None]:
     empty_tables(engine)
 
 
+# In-process apps queue their runs on a queue of their own: the session's live servers run queue
+# workers on the same database, and one must never take a job of an app configured differently.
+IN_PROCESS = {"job_queue": "in-process"}
+
+
 @pytest.fixture(scope="session")
 def session_app(database_url: str) -> Flask:
-    return create_app({"database_url": database_url})
+    return create_app({"database_url": database_url, **IN_PROCESS})
 
 
 @pytest.fixture
@@ -130,7 +135,7 @@ def make_app(database_url: str, clean_db: None):
     """Build an app with configuration overrides."""
 
     def build(**overrides) -> Flask:
-        return create_app({"database_url": database_url, **overrides})
+        return create_app({"database_url": database_url, **IN_PROCESS, **overrides})
 
     return build
 
