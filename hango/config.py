@@ -41,6 +41,7 @@ class Config:
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
     check_schema: bool = True
     worker_concurrency: int = 4  # runs one worker process works on at once
+    job_queue: str = "runs"  # the procrastinate queue the web defers to and the workers take from
     max_runs_per_member: int = 8  # runs queued or running per member (0: no cap)
     max_runs_per_tenant: int = 32  # and per tenant
     reaper_interval: int = 10  # seconds between the periodic reaper's passes (divides 60)
@@ -90,6 +91,7 @@ _ENV = {
     "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",
     "worker_concurrency": "HANGO_WORKER_CONCURRENCY",
+    "job_queue": "HANGO_JOB_QUEUE",
     "max_runs_per_member": "HANGO_MAX_RUNS_PER_MEMBER",
     "max_runs_per_tenant": "HANGO_MAX_RUNS_PER_TENANT",
     "reaper_interval": "HANGO_REAPER_INTERVAL",

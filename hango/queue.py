@@ -27,7 +27,6 @@ from hango.store.locks import lock_tenant_runs
 
 RUN_TASK = "hango.run"
 REAP_TASK = "hango.reap"
-QUEUE = "runs"
 
 
 def session_lock(session_id: uuid.UUID) -> str:
@@ -49,9 +48,12 @@ def trace_carrier() -> dict[str, str]:
     return carrier
 
 
-def defer_run(queue: procrastinate.App, conn: Connection, run: Any, api_key_id: uuid.UUID | None) -> int:
-    """Queue ``run``'s job in ``conn``'s transaction; returns the job id."""
-    deferrer = queue.configure_task(RUN_TASK, connection=conn, lock=session_lock(run.session_id), queue=QUEUE)
+def defer_run(
+    queue: procrastinate.App, conn: Connection, run: Any, api_key_id: uuid.UUID | None, queue_name: str
+) -> int:
+    """Queue ``run``'s job on ``queue_name`` in ``conn``'s transaction; returns the job id."""
+    lock = session_lock(run.session_id)
+    deferrer = queue.configure_task(RUN_TASK, connection=conn, lock=lock, queue=queue_name)
     return deferrer.defer(
         tenant_id=str(run.tenant_id),
         run_id=str(run.id),
@@ -99,7 +101,9 @@ def enqueue_run(
     if left is not None and left <= 0:
         raise QuotaExhausted()
     run = store.runs.enqueue(new.session_id, new.caller.user_id, new.content, new.idempotency_key)
-    run = store.runs.attach_job(run.id, defer_run(queue, store.conn, run, new.caller.api_key_id))
+    run = store.runs.attach_job(
+        run.id, defer_run(queue, store.conn, run, new.caller.api_key_id, config.job_queue)
+    )
     return run, True
 
 

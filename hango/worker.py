@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
-from hango.queue import QUEUE, REAP_TASK, RUN_TASK
+from hango.queue import REAP_TASK, RUN_TASK
 from hango.store import TenantStore
 from hango.store.runs import INTERRUPTED, reap_every_tenant
 
@@ -49,7 +49,7 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
     app = procrastinate.App(connector=connector)
     stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
 
-    @app.task(name=RUN_TASK, queue=QUEUE, pass_context=True)
+    @app.task(name=RUN_TASK, queue=deps.config.job_queue, pass_context=True)
     def run(
         context: procrastinate.JobContext,
         *,
@@ -70,7 +70,7 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
     if reaper:
 
         @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}")
-        @app.task(name=REAP_TASK, queue=QUEUE, pass_context=True)
+        @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
         async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
             await asyncio.to_thread(reap_dead_runs, deps)
             manager = context.app.job_manager
@@ -94,7 +94,7 @@ def reap_dead_runs(deps: Deps) -> list[Any]:
 def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
     """The options every hango worker runs with (``overrides`` for tests)."""
     return {
-        "queues": [QUEUE],
+        "queues": [deps.config.job_queue],
         "concurrency": deps.config.worker_concurrency,
         "update_heartbeat_interval": deps.config.worker_heartbeat,
         "stalled_worker_timeout": deps.config.worker_heartbeat * STALLED_HEARTBEATS,

@@ -152,9 +152,14 @@ def clean_db(engine: sa.Engine) -> Iterator[None]:
     empty_tables(engine)
 
 
+# In-process apps queue their runs on a queue of their own: the session's live servers run queue
+# workers on the same database, and one must never take a job of an app configured differently.
+IN_PROCESS = {"job_queue": "in-process"}
+
+
 @pytest.fixture(scope="session")
 def session_app(database_url: str) -> Flask:
-    return create_app({"database_url": database_url})
+    return create_app({"database_url": database_url, **IN_PROCESS})
 
 
 @pytest.fixture
@@ -167,7 +172,7 @@ def make_app(database_url: str, clean_db: None):
     """Build an app with configuration overrides."""
 
     def build(**overrides) -> Flask:
-        app = create_app({"database_url": database_url, **overrides})
+        app = create_app({"database_url": database_url, **IN_PROCESS, **overrides})
         # As each server worker does before it serves (wsgi.py): no call pays for an SDK's import
         # while its deadline runs. Under xdist a worker's first such test may come early in its run.
         load_sdks(ProviderSettings.from_config(app.config["HANGO"]))

@@ -60,11 +60,12 @@ def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> 
         conn.commit()
         if run is None or run.status != "queued":
             return None
-        lock_session(conn, run.session_id)  # the queue runs one job per session; compact-now may hold it
+        session_id = run.session_id
+        lock_session(conn, session_id)  # the queue runs one job per session; compact-now may hold it
         try:
             run = store.runs.start(job.run_id)
             conn.commit()
-            if run is None:
+            if run is None:  # cancelled while this worker waited for the lock
                 return None
             first = store.run_events.last_seq(run.id) + 1
             steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
@@ -73,7 +74,7 @@ def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> 
             return _Run(deps, conn, store, run=run, session=session, caller=job.caller, steps=steps).execute()
         finally:
             conn.rollback()
-            unlock_session(conn, run.session_id)
+            unlock_session(conn, session_id)
             conn.commit()
 
 

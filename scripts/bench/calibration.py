@@ -31,6 +31,7 @@ import json
 import platform
 import random
 import statistics
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -118,6 +119,16 @@ class Api:
             raise RuntimeError(f"{method} {path}: {answer.status_code} {answer.text[:500]}")
         return answer.json()
 
+    def send(self, session: str, content: str) -> None:
+        """Send a user message and wait until its queued run has succeeded (the client's poll loop)."""
+        run = self.call("POST", f"/v1/sessions/{session}/messages", 202, json={"content": content})
+        deadline = time.monotonic() + TIMEOUT
+        while run["state"] in ("queued", "running") and time.monotonic() < deadline:
+            time.sleep(0.05)
+            run = self.call("GET", f"/v1/runs/{run['id']}", 200)
+        if run["state"] != "succeeded":
+            raise RuntimeError(f"run {run['id']} of session {session}: {run['status']} {run['error']}")
+
 
 def texts_of(category: str, rng: random.Random) -> Callable[[], str]:
     """A source of texts of one category (all categories in turn for the varied agent)."""
@@ -135,7 +146,7 @@ def talk(api: Api, fake: FakeProviderServer, category: str, calls: int, rng: ran
         if turn % every == 0:
             session = api.call("POST", "/v1/sessions", 201, json={"agent_id": agent})["id"]
         fake.reply(text())
-        api.call("POST", f"/v1/sessions/{session}/messages", 201, json={"content": text()})
+        api.send(session, text())
     return {"agent": agent, "session": session}
 
 

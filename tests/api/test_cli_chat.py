@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from hango.cli import main
+from hango.cli import main, progress
+from hango.cli.client import Client
 from tests.support.world import World
 
 pytestmark = pytest.mark.server
@@ -63,3 +64,18 @@ def test_runs_show_events_and_cancel(live_server, acme, world: World, monkeypatc
     assert "run_finished" in capsys.readouterr().err
     assert main(["runs", "cancel", world.queued_run]) == 0
     assert "cancelled" in capsys.readouterr().out
+
+
+def test_ctrl_c_while_following_a_run_cancels_it(live_server, acme, world: World, monkeypatch, capsys):
+    interrupts = iter([KeyboardInterrupt()])
+
+    def sleep(_seconds: float) -> None:  # the first wait between polls is where Ctrl-C lands
+        for interrupt in interrupts:
+            raise interrupt
+
+    monkeypatch.setattr(progress.time, "sleep", sleep)
+    with Client(live_server, acme.member.key) as api:
+        run = progress.follow(api, {"id": world.queued_run})
+
+    assert run["status"] == "cancelled"
+    assert "cancelling the run" in capsys.readouterr().err

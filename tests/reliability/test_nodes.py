@@ -151,6 +151,10 @@ def test_runs_spread_over_both_workers(
     wait_until(
         lambda: all(owner.get(f"/v1/runs/{r}").json()["status"] == "completed" for r in ids), timeout=WAIT
     )
-    query = sa.text("select count(distinct worker_id) from procrastinate_jobs where task_name = 'hango.run'")
+    # The suite's other live servers run queue workers on this database too: count this test's jobs.
+    query = sa.text(
+        "select count(distinct worker_id) from procrastinate_jobs"
+        " where task_name = 'hango.run' and args->>'run_id' = any(:ids)"
+    )
     with engine.connect() as conn:
-        assert conn.execute(query).scalar_one() == 2
+        assert conn.execute(query, {"ids": ids}).scalar_one() >= 2

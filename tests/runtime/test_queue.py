@@ -293,3 +293,18 @@ def test_the_periodic_reaper_fails_a_dead_workers_run_with_an_error_step(open_ch
     assert (run.status, run.error["code"]) == ("failed", "interrupted")
     [step] = events(chat, str(queued.id))
     assert (step["seq"], step["kind"], step["detail"]["code"]) == (1, "error", "interrupted")
+
+
+def test_a_run_cancelled_before_its_worker_starts_it_is_left_alone(open_chat: OpenChat, engine) -> None:
+    chat = open_chat("offline/echo")
+    run_id = uuid.UUID(post(chat, "hello").get_json()["id"])
+    assert chat.who.post(f"/v1/runs/{run_id}/cancel").status_code == 202
+    deps = Deps(engine, chat.who.client.application.config["HANGO"])
+
+    # What a worker that fetched the job just before the cancel does: it finds the run not queued.
+    result = execute_run(
+        deps, QueuedRun(uuid.UUID(chat.who.tenant_id), run_id, Caller(None, None)), lambda: False
+    )
+
+    assert result is None
+    assert run_of(chat, str(run_id))["status"] == "cancelled" and chat.messages() == []

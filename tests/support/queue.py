@@ -12,6 +12,7 @@ than 202 as it came (402, 404, 409, 422, 429).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,17 +29,33 @@ ENDED = {"completed", "max_turns", "quota_exhausted", "failed", "timeout", "canc
 
 
 def drain(app: Flask) -> None:
-    """Run every queued job to its end in this process, then return (nothing waits for new jobs)."""
+    """Run every queued job to its end in this process, then return (nothing waits for new jobs).
+
+    The worker runs in a thread of its own: procrastinate starts an event loop, and this
+    thread may already have one running (Playwright's sync API, in a browser session).
+    """
     deps = Deps(app.extensions["hango.engine"], app.config["HANGO"])
-    run_worker(
-        deps,
-        reaper=False,  # the periodic reaper is the server tests' (a pass here would add its statements)
-        wait=False,
-        install_signal_handlers=False,
-        listen_notify=False,
-        abort_job_polling_interval=ABORT_POLL,
-        concurrency=1,
-    )
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            run_worker(
+                deps,
+                reaper=False,  # the periodic reaper is the server tests' (a pass here would add its statements)
+                wait=False,
+                install_signal_handlers=False,
+                listen_notify=False,
+                abort_job_polling_interval=ABORT_POLL,
+                concurrency=1,
+            )
+        except BaseException as exc:  # handed to the test's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=work, name="drain")
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
 
 
 @dataclass
