@@ -100,17 +100,36 @@ class Recorder:
         return http
 
     def timed(self, name: str, method: str, path: str, http: requests.Session | None = None, **kw) -> Any:
-        """Send one request; record its latency under ``name``, or an error. Returns the response."""
+        """Send one request; record its latency under ``name``, or an error. Returns the response.
+
+        A message answers 202 with its queued run: the latency is until that run ends, as a user waits.
+        """
         started = time.perf_counter()
+        http = http or self.http
         try:
-            response = (http or self.http).request(method, self.url + path, timeout=120, **kw)
+            response = http.request(method, self.url + path, timeout=120, **kw)
+            if response.status_code == 202:
+                response = self.ended(http, response.headers["Location"])
         except requests.RequestException as exc:
             return self.fail(name, f"{method} {path}: {type(exc).__name__}")
         elapsed = (time.perf_counter() - started) * 1000
         if not response.ok:
             return self.fail(name, f"{method} {path}: {response.status_code} {response.text[:300]}")
+        if response.json().get("state", "succeeded") != "succeeded":
+            return self.fail(name, f"{method} {path}: the run ended {response.json()['status']}")
         self.samples.setdefault(name, []).append(elapsed)
         return response
+
+    def ended(self, http: requests.Session, run: str) -> requests.Response:
+        """The run at ``run`` (its Location) once it has ended: the client's poll loop."""
+        deadline = time.monotonic() + 120
+        while True:
+            response = http.get(self.url + run, timeout=120)
+            if not response.ok or response.json()["state"] not in ("queued", "running"):
+                return response
+            if time.monotonic() > deadline:
+                raise requests.Timeout(f"run {run} still {response.json()['state']}")
+            time.sleep(0.01)
 
     def fail(self, name: str, what: str) -> None:
         self.errors[name] = self.errors.get(name, 0) + 1
