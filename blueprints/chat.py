@@ -90,7 +90,14 @@ class NewMessageSchema(Schema):
 class Chat(MethodView):
     @blp.arguments(NewMessageSchema)
     @blp.response(
-        202, RunSchema, headers={"Location": {"description": "`/v1/runs/{id}`", "schema": {"type": "string"}}}
+        202,
+        RunSchema,
+        headers={
+            "Location": {
+                "description": "`/v1/runs/{id}`",
+                "schema": {"type": "string", "pattern": "^/v1/runs/[0-9a-f-]{36}$"},
+            }
+        },
     )
     @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")

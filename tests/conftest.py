@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -152,14 +153,16 @@ def clean_db(engine: sa.Engine) -> Iterator[None]:
     empty_tables(engine)
 
 
-# In-process apps queue their runs on a queue of their own: the session's live servers run queue
-# workers on the same database, and one must never take a job of an app configured differently.
-IN_PROCESS = {"job_queue": "in-process"}
+# Each in-process app queues its runs on a queue of its own: the session's live servers run queue
+# workers on the same database, and no worker or drain may take a job of an app configured
+# differently (another app's provider settings, or a job a previous test left queued).
+def in_process() -> dict[str, str]:
+    return {"job_queue": f"in-process-{uuid.uuid4().hex[:12]}"}
 
 
 @pytest.fixture(scope="session")
 def session_app(database_url: str) -> Flask:
-    return create_app({"database_url": database_url, **IN_PROCESS})
+    return create_app({"database_url": database_url, **in_process()})
 
 
 @pytest.fixture
@@ -172,7 +175,7 @@ def make_app(database_url: str, clean_db: None):
     """Build an app with configuration overrides."""
 
     def build(**overrides) -> Flask:
-        app = create_app({"database_url": database_url, **IN_PROCESS, **overrides})
+        app = create_app({"database_url": database_url, **in_process(), **overrides})
         # As each server worker does before it serves (wsgi.py): no call pays for an SDK's import
         # while its deadline runs. Under xdist a worker's first such test may come early in its run.
         load_sdks(ProviderSettings.from_config(app.config["HANGO"]))
