@@ -146,7 +146,7 @@ class RunEvents(MethodView):
 
 @blp.route("/runs/<uuid:run_id>/cancel")
 class RunCancel(MethodView):
-    @blp.arguments(CancelSchema)
+    @blp.arguments(CancelSchema, required=False)
     @blp.response(202, RunSchema)
     @error_response(blp, 404, "`not_found`: no such run, or its session is not one of the caller's.")
     @error_response(blp, 409, "`run_finished`: the run already ended.")
