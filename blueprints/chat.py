@@ -9,7 +9,7 @@ from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from blueprints.common import error_response
+from blueprints.common import QUOTA_EXHAUSTED, error_response
 from blueprints.runs import RunWithMessagesSchema as RunSchema
 from blueprints.runs import with_messages
 from hango import tenancy
@@ -99,7 +99,7 @@ class Chat(MethodView):
             }
         },
     )
-    @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
+    @error_response(blp, 402, QUOTA_EXHAUSTED)
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     @error_response(blp, 409, "`session_busy`: a run is queued or running on this session (see `multitask`).")
     @error_response(blp, 429, "`too_many_runs`: the member's or tenant's runs in flight are at their cap.")

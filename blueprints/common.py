@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -67,6 +67,20 @@ def page_of(item: type[Schema], name: str) -> type[Schema]:
 def error_response(blp: Blueprint, status: int, description: str) -> Callable[[Any], Any]:
     """Document one specific error of an operation in the error envelope: its code(s) and when."""
     return blp.alt_response(status, schema=ErrorSchema, description=description)
+
+
+def error_responses(blp: Blueprint, answers: Iterable[tuple[int, str]]) -> Callable[[Any], Any]:
+    """Document several errors of an operation at once: ``error_response`` for each (status, text)."""
+
+    def decorate(view: Any) -> Any:
+        for status, text in answers:
+            view = error_response(blp, status, text)(view)
+        return view
+
+    return decorate
+
+
+QUOTA_EXHAUSTED = "`quota_exhausted`: the tenant's token quota for this month is used up."
 
 
 def paged(blp: Blueprint, args: type[Schema] = PageArgsSchema) -> Callable[[Any], Any]:

@@ -15,7 +15,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import error_response
+from blueprints.common import QUOTA_EXHAUSTED, error_responses
 from blueprints.sessions import blp
 from hango import telemetry, tenancy
 from hango.agent.compact_now import compact_now
@@ -45,15 +45,20 @@ class CompactResultSchema(Schema):
     model = fields.String()
 
 
+ERRORS = (
+    (402, QUOTA_EXHAUSTED),
+    (404, "`not_found`: no such session, or not the caller's."),
+    (409, "`session_busy`: a run holds the session."),
+    (422, "`nothing_to_compact`: the history has no safe place to cut."),
+    (502, "`provider_error`: the summarizer call failed."),
+)
+
+
 @blp.route("/<uuid:session_id>/compact")
 class Compact(MethodView):
     @blp.arguments(CompactBodySchema, required=False)
     @blp.response(200, CompactResultSchema)
-    @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
-    @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
-    @error_response(blp, 409, "`session_busy`: a run holds the session.")
-    @error_response(blp, 422, "`nothing_to_compact`: the history has no safe place to cut.")
-    @error_response(blp, 502, "`provider_error`: the summarizer call failed.")
+    @error_responses(blp, ERRORS)
     def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Summarize the session's older messages now (stored messages never change)."""
         deps, caller = tenancy.deps(), tenancy.caller()

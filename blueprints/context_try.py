@@ -17,7 +17,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
-from blueprints.common import PART_KEYS, error_response, part_id
+from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
 from blueprints.context import blp
 from hango import telemetry, tenancy
 from hango.agent.assembly import send
@@ -79,16 +79,21 @@ def _audit(excluded: list[str], model: str, outcome: str) -> None:
         )
 
 
+ERRORS = (
+    (402, QUOTA_EXHAUSTED),
+    (404, "`not_found`: no such session, or not the caller's."),
+    (422, "the same reasons as the override PUTs, with `details.parts`."),
+    (502, "`provider_error`: the provider failed."),
+    (503, "`try_pool_full`: every try slot is busy; retry after `Retry-After`."),
+    (504, "`provider_timeout`: no answer within HANGO_CONTEXT_TRY_TIMEOUT."),
+)
+
+
 @blp.route("/try")
 class ContextTry(MethodView):
     @blp.arguments(TryBodySchema, required=False)
     @blp.response(200, TryResultSchema)
-    @error_response(blp, 402, "`quota_exhausted`: the tenant's token quota for this month is used up.")
-    @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
-    @error_response(blp, 422, "the same reasons as the override PUTs, with `details.parts`.")
-    @error_response(blp, 502, "`provider_error`: the provider failed.")
-    @error_response(blp, 503, "`try_pool_full`: every try slot is busy; retry after `Retry-After`.")
-    @error_response(blp, 504, "`provider_timeout`: no answer within HANGO_CONTEXT_TRY_TIMEOUT.")
+    @error_responses(blp, ERRORS)
     def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Send one model call with the current overrides plus the body's; nothing is stored."""
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)

@@ -15,7 +15,7 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from blueprints.common import error_response, part_id
+from blueprints.common import error_responses, part_id
 from hango import telemetry, tenancy
 from hango.agent.assembly import Prepared, prepare_agent, prepare_session
 from hango.agent.overrides import Override
@@ -157,12 +157,6 @@ ERRORS = (
 )
 
 
-def _documented(view):
-    for status, text in ERRORS:
-        view = error_response(blp, status, text)(view)
-    return view
-
-
 @blp.route("/agents/<uuid:agent_id>/context-overrides")
 class AgentOverrides(MethodView):
     @blp.response(200, AgentOverrideSetSchema)
@@ -172,7 +166,7 @@ class AgentOverrides(MethodView):
 
     @blp.arguments(AgentOverrideSetSchema)
     @blp.response(200, AgentOverrideSetResultSchema)
-    @_documented
+    @error_responses(blp, ERRORS)
     def put(self, body: dict, agent_id: uuid.UUID):
         """Replace the agent's overrides of system and tool parts; applies from the next run."""
         return _put(Target("agent", agent_id), _from_body(body))
@@ -187,7 +181,7 @@ class SessionOverrides(MethodView):
 
     @blp.arguments(OverrideSetSchema)
     @blp.response(200, OverrideSetResultSchema)
-    @_documented
+    @error_responses(blp, ERRORS)
     def put(self, body: dict, session_id: uuid.UUID):
         """Replace the session's overrides; tool_use/tool_result companions are pulled in and listed."""
         return _put(Target("session", session_id), _from_body(body))
