@@ -84,7 +84,8 @@ def test_schemathesis_finds_no_failure_with_every_check_on(
     cases = re.search(r"(\d+) generated", summary)
     record(f"schemathesis_{role}", examples=EXAMPLES, generated=int(cases.group(1)) if cases else None)
     assert run.returncode == 0, run.stdout[-20_000:] + run.stderr[-2_000:]
-    assert re.search(r"Tested: 3\d", summary), summary
+    tested = re.search(r"Tested: (\d+)", summary)
+    assert tested and int(tested.group(1)) >= 38, summary  # every operation but the DELETEs
 
 
 def _operations(document: dict) -> dict[str, dict]:
