@@ -28,7 +28,7 @@ from tests.reliability.histories import store_messages, text
 from tests.reliability.http import Http, history, make_agent, make_session
 from tests.support.database import migrated_postgres
 from tests.support.net import retry_while, wait_until
-from tests.support.server import ACCESS_LOG, START_TIMEOUT, gunicorn_server, served
+from tests.support.server import ACCESS_LOG, START_TIMEOUT, gunicorn_server, queue_worker_pool, served
 from tests.support.world import snapshot
 
 pytestmark = pytest.mark.server
@@ -51,8 +51,12 @@ def short_try(database_url: str, clean_db: None) -> Iterator[Live]:
     log = Path(tempfile.mkdtemp(prefix="hango-hang-")) / "gunicorn.log"
     with FakeProviderServer(validator=ledger) as provider:
         env = provider_env(provider, try_timeout=1.0)
-        with gunicorn_server(database_url, env=env, log_path=log, args=ACCESS_LOG) as url:
-            yield Live(url, provider, ledger, log)
+        # tries only: no queue worker is needed
+        with (
+            queue_worker_pool(database_url, env, log, count=0) as workers,
+            gunicorn_server(database_url, env=env, log_path=log, queue_workers=0, args=ACCESS_LOG) as url,
+        ):
+            yield Live(url, provider, ledger, log, workers)
         close_providers()
     shutil.rmtree(log.parent, ignore_errors=True)
 
