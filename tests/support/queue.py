@@ -12,6 +12,7 @@ than 202 as it came (402, 404, 409, 422, 429).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -80,6 +81,11 @@ class Finished:
 
     def json(self) -> dict[str, Any]:
         return self.body
+
+    @property
+    def text(self) -> str:
+        """The body as the synchronous answer's text: what a failed assertion prints."""
+        return json.dumps(self.body)
 
 
 def finished_in_process(who: Any, sent: Any) -> Any:
