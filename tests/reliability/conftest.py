@@ -9,6 +9,7 @@ real API's 400 text, and remembers it, so a test can assert that hango sent 0 of
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -59,6 +60,8 @@ def provider_env(provider: FakeProviderServer, try_timeout: float = TRY_TIMEOUT)
         "HANGO_ANTHROPIC_BASE_URL": provider.anthropic_base_url,
         "ANTHROPIC_API_KEY": TEST_API_KEY,
         "HANGO_CONTEXT_TRY_TIMEOUT": str(try_timeout),
+        # the server's web and its workers share this env, so they share a queue no other server takes from
+        "HANGO_JOB_QUEUE": f"test-{uuid.uuid4().hex[:12]}",
     }
 
 

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -119,6 +120,9 @@ def gunicorn_server(
     (and each queue worker's in ``<log_path>.worker<i>``); ``args`` are more gunicorn options
     (``ACCESS_LOG``).
     """
+    # Every server queues on a queue of its own unless told which: servers of other tests share the
+    # database, and a worker of one must never run a job of another configured differently.
+    env = {"HANGO_JOB_QUEUE": f"test-{uuid.uuid4().hex[:12]}", **(env or {})}
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}", *args]
     url = f"http://127.0.0.1:{port}"
