@@ -53,7 +53,7 @@ def kill_mid_run(live: Live, who: Http, engine: sa.Engine, session_id: str) -> N
     wait_until(lambda: len(live.provider.bodies(MESSAGES)) == 1, timeout=60)
     live.workers.kill()
     # The worker's PostgreSQL connection ends a moment after the process: wait for that, not luck.
-    wait_until(lambda: not lock_held(engine, session_id), timeout=15)
+    wait_until(lambda: not lock_held(engine, session_id), timeout=60)
     assert stored_run(engine, session_id).status == "running"  # what is left to reap
     live.workers.start()
 

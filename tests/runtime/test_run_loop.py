@@ -110,7 +110,7 @@ def test_a_concurrent_run_on_the_session_is_409(anthropic_chat: Chat, fake: Fake
     thread = threading.Thread(target=lambda: first.append(anthropic_chat.say("Take your time.")))
     thread.start()
     try:
-        wait_until(lambda: bool(fake.bodies(MESSAGES)), timeout=10, interval=0.02)
+        wait_until(lambda: bool(fake.bodies(MESSAGES)), timeout=60, interval=0.02)
 
         second = anthropic_chat.say("Are you there?")
 
