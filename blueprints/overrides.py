@@ -157,31 +157,43 @@ ERRORS = (
 )
 
 
-@blp.route("/agents/<uuid:agent_id>/context-overrides")
-class AgentOverrides(MethodView):
-    @blp.response(200, AgentOverrideSetSchema)
-    def get(self, agent_id: uuid.UUID):
-        """The agent's overrides of system and tool parts (they apply to every session of the agent)."""
-        return _respond(Target("agent", agent_id))
+def _view(kind: str, set_schema: type[Schema], result_schema: type[Schema], docs: tuple[str, str]) -> type:
+    """The GET and PUT of one target kind's set; the two kinds differ only in their schemas and words."""
 
-    @blp.arguments(AgentOverrideSetSchema)
-    @blp.response(200, AgentOverrideSetResultSchema)
-    @error_responses(blp, ERRORS)
-    def put(self, body: dict, agent_id: uuid.UUID):
-        """Replace the agent's overrides of system and tool parts; applies from the next run."""
-        return _put(Target("agent", agent_id), _from_body(body))
+    def get(self, **ids: uuid.UUID):
+        (target_id,) = ids.values()  # agent_id or session_id, by the route
+        return _respond(Target(kind, target_id))
+
+    def put(self, body: dict, **ids: uuid.UUID):
+        (target_id,) = ids.values()
+        return _put(Target(kind, target_id), _from_body(body))
+
+    get.__doc__, put.__doc__ = docs
+    get = blp.response(200, set_schema)(get)
+    put = error_responses(blp, ERRORS)(blp.response(200, result_schema)(blp.arguments(set_schema)(put)))
+    name = f"{kind.capitalize()}Overrides"
+    return type(name, (MethodView,), {"get": get, "put": put, "__qualname__": name})
 
 
-@blp.route("/sessions/<uuid:session_id>/context-overrides")
-class SessionOverrides(MethodView):
-    @blp.response(200, OverrideSetSchema)
-    def get(self, session_id: uuid.UUID):
-        """The session's overrides of message and summary parts."""
-        return _respond(Target("session", session_id))
-
-    @blp.arguments(OverrideSetSchema)
-    @blp.response(200, OverrideSetResultSchema)
-    @error_responses(blp, ERRORS)
-    def put(self, body: dict, session_id: uuid.UUID):
-        """Replace the session's overrides; tool_use/tool_result companions are pulled in and listed."""
-        return _put(Target("session", session_id), _from_body(body))
+blp.route("/agents/<uuid:agent_id>/context-overrides")(
+    _view(
+        "agent",
+        AgentOverrideSetSchema,
+        AgentOverrideSetResultSchema,
+        (
+            "The agent's overrides of system and tool parts (they apply to every session of the agent).",
+            "Replace the agent's overrides of system and tool parts; applies from the next run.",
+        ),
+    )
+)
+blp.route("/sessions/<uuid:session_id>/context-overrides")(
+    _view(
+        "session",
+        OverrideSetSchema,
+        OverrideSetResultSchema,
+        (
+            "The session's overrides of message and summary parts.",
+            "Replace the session's overrides; tool_use/tool_result companions are pulled in and listed.",
+        ),
+    )
+)
