@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -50,7 +51,7 @@ class Middleware:
         return getattr(type(self), hook) is not getattr(Middleware, hook)
 
 
-class Switchable(Middleware):
+class Switchable(Middleware, ABC):
     """A middleware the agent turns off with ``settings[<name>] = False``: then it loads and sends nothing.
 
     Subclasses implement ``load`` (the run hook's work) and ``blocks`` (the prompt contribution).
@@ -66,8 +67,10 @@ class Switchable(Middleware):
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         return self.blocks(agent, state) if self.enabled(agent) else []
 
+    @abstractmethod
     def load(self, state: RunState, ctx: RunContext) -> None:
-        raise NotImplementedError
+        """What the run hook loads when the middleware is on."""
 
+    @abstractmethod
     def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        raise NotImplementedError
+        """The system blocks it sends when it is on."""
