@@ -108,10 +108,12 @@ def enqueue_compaction(
 
     The same 409, 429 and 402 as ``enqueue_run``; then 422 ``nothing_to_compact`` when the
     session's next request has no place to cut (no summarizer is called to find out).
+    Queued behind runs in flight, the history will have grown: its worker decides then.
     """
     lock_tenant_runs(store.conn, store.tenant_id)
     _admit(store, deps.config, new)
-    if compaction_plan(deps, store, session, new.caller) is None:
+    behind = new.multitask == "enqueue" and store.runs.active_in_session(new.session_id)
+    if not behind and compaction_plan(deps, store, session, new.caller) is None:
         raise nothing_to_compact()
     return _store_and_defer(queue, store, deps.config, new)
 

@@ -171,3 +171,16 @@ def test_a_compaction_runs_in_its_own_span_with_its_run_id(lab: Lab, spans):
     [span] = [s for s in spans() if s.name == names.SPAN_SESSION_COMPACT]
     assert span.attributes[names.RUN_ID] == run["id"]
     assert span.attributes[names.RUN_STATUS] == "completed"
+
+
+def test_compact_now_queued_behind_a_run_is_judged_on_the_history_that_run_leaves(lab: Lab):
+    session = lab.session(lab.agent())  # nothing to cut yet: alone, compact-now is 422
+    lab.fake.reply("hi", SUMMARY)
+    assert lab.who.post(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 202
+
+    queued = compact(lab, session, multitask="enqueue")
+    drain(lab.who.client.application)
+
+    assert queued.status_code == 202, queued.get_json()
+    done = run_of(lab, queued.get_json()["id"])
+    assert (done["status"], done["result"]["summarize"]) == ("completed", [1, 2])
