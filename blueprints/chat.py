@@ -10,7 +10,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from blueprints.common import QUOTA_EXHAUSTED, error_response
-from blueprints.runs import LOCATION, multitask_field, with_messages
+from blueprints.runs import LOCATION, TOO_MANY_RUNS, multitask_field, with_messages
 from blueprints.runs import RunWithMessagesSchema as RunSchema
 from hango import tenancy
 from hango.api import Blueprint
@@ -87,7 +87,7 @@ class Chat(MethodView):
     @error_response(blp, 402, QUOTA_EXHAUSTED)
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     @error_response(blp, 409, "`session_busy`: a run is queued or running on this session (see `multitask`).")
-    @error_response(blp, 429, "`too_many_runs`: the member's or tenant's runs in flight are at their cap.")
+    @error_response(blp, 429, TOO_MANY_RUNS)
     def post(self, body: dict, session_id: uuid.UUID) -> tuple[Any, int, dict[str, str]]:
         """Send a user message: the run is queued (202) and a worker runs it; poll `Location`.
 

@@ -18,7 +18,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import QUOTA_EXHAUSTED, error_responses
-from blueprints.runs import LOCATION, RunSchema, multitask_field
+from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema, multitask_field
 from blueprints.sessions import blp
 from hango import tenancy
 from hango.queue import NewRun, enqueue_compaction
@@ -41,7 +41,7 @@ ERRORS = (
     (404, "`not_found`: no such session, or not the caller's."),
     (409, "`session_busy`: a run is queued or running on this session (see `multitask`)."),
     (422, "`nothing_to_compact`: the history has no safe place to cut."),
-    (429, "`too_many_runs`: the member's or tenant's runs in flight are at their cap."),
+    (429, TOO_MANY_RUNS),
 )
 
 

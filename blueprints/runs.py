@@ -41,6 +41,8 @@ def state_of(run: Any) -> str:
     return STATES[status]
 
 
+TOO_MANY_RUNS = "`too_many_runs`: the member's or tenant's runs in flight are at their cap."
+
 # A queued run's 202: where to poll it.
 LOCATION = {
     "Location": {
