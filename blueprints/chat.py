@@ -10,8 +10,8 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from blueprints.common import QUOTA_EXHAUSTED, error_response
+from blueprints.runs import LOCATION, TOO_MANY_RUNS, multitask_field, with_messages
 from blueprints.runs import RunWithMessagesSchema as RunSchema
-from blueprints.runs import with_messages
 from hango import tenancy
 from hango.api import Blueprint
 from hango.errors import Unprocessable
@@ -58,13 +58,7 @@ TEXT_BLOCK = {
 
 
 class NewMessageSchema(Schema):
-    multitask = fields.String(
-        load_default="reject",
-        validate=validate.OneOf(["reject", "enqueue"]),
-        metadata={
-            "description": "while a run is in flight: `reject` (409 `session_busy`) or `enqueue` behind it"
-        },
-    )
+    multitask = multitask_field()
     content = fields.Raw(
         required=True,
         metadata={
@@ -89,20 +83,11 @@ class NewMessageSchema(Schema):
 @blp.route("")
 class Chat(MethodView):
     @blp.arguments(NewMessageSchema)
-    @blp.response(
-        202,
-        RunSchema,
-        headers={
-            "Location": {
-                "description": "`/v1/runs/{id}`",
-                "schema": {"type": "string", "pattern": "^/v1/runs/[0-9a-f-]{36}$"},
-            }
-        },
-    )
+    @blp.response(202, RunSchema, headers=LOCATION)
     @error_response(blp, 402, QUOTA_EXHAUSTED)
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     @error_response(blp, 409, "`session_busy`: a run is queued or running on this session (see `multitask`).")
-    @error_response(blp, 429, "`too_many_runs`: the member's or tenant's runs in flight are at their cap.")
+    @error_response(blp, 429, TOO_MANY_RUNS)
     def post(self, body: dict, session_id: uuid.UUID) -> tuple[Any, int, dict[str, str]]:
         """Send a user message: the run is queued (202) and a worker runs it; poll `Location`.
 

@@ -1,9 +1,11 @@
-"""Compact now: ``POST /v1/sessions/{id}/compact`` — one compaction of the session's history, on request.
+"""Compact now: ``POST /v1/sessions/{id}/compact`` queues one compaction of the session's history (202).
 
-Holds the session's run lock for the call (409 ``session_busy`` while a run
-holds it), checks the quota before the call (402), makes one summarizer call billed with
-purpose ``summarize`` and audits ``session.compact`` with figures only, never
-the instructions or the summary.
+A compaction is a run of kind ``compact``: its row and its job commit in the request's
+transaction, on the session's lock, so it runs after the session's queued runs and
+before the next. The request answers 404, 409 ``session_busy`` (see ``multitask``),
+429, 402 and 422 ``nothing_to_compact`` up front, without a model call; a worker makes
+the one summarizer call (billed to the run, purpose ``summarize``) and the run's
+``result`` holds the figures. ``session.compact`` is audited without the instructions.
 """
 
 from __future__ import annotations
@@ -16,13 +18,10 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import QUOTA_EXHAUSTED, error_responses
+from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema, multitask_field
 from blueprints.sessions import blp
-from hango import telemetry, tenancy
-from hango.agent.compact_now import compact_now
-from hango.agent.runner import holding_session
-from hango.db import db
-from hango.store import TenantStore
-from hango.telemetry import names
+from hango import tenancy
+from hango.queue import NewRun, enqueue_compaction
 
 MAX_INSTRUCTIONS = 2_000
 
@@ -34,42 +33,39 @@ class CompactBodySchema(Schema):
         validate=validate.Length(max=MAX_INSTRUCTIONS),
         metadata={"description": "what the summary should keep or drop"},
     )
-
-
-class CompactResultSchema(Schema):
-    through_seq = fields.Integer(metadata={"description": "the summary stands for the messages up to here"})
-    summarize = fields.List(fields.Integer(), metadata={"description": "first and last seq summarized"})
-    keep_from = fields.Integer()
-    tokens_summarized = fields.Integer()
-    tokens_kept = fields.Integer()
-    model = fields.String()
+    multitask = multitask_field()
 
 
 ERRORS = (
     (402, QUOTA_EXHAUSTED),
     (404, "`not_found`: no such session, or not the caller's."),
-    (409, "`session_busy`: a run holds the session."),
+    (409, "`session_busy`: a run is queued or running on this session (see `multitask`)."),
     (422, "`nothing_to_compact`: the history has no safe place to cut."),
-    (502, "`provider_error`: the summarizer call failed."),
+    (429, TOO_MANY_RUNS),
 )
 
 
 @blp.route("/<uuid:session_id>/compact")
 class Compact(MethodView):
     @blp.arguments(CompactBodySchema, required=False)
-    @blp.response(200, CompactResultSchema)
+    @blp.response(202, RunSchema, headers=LOCATION)
     @error_responses(blp, ERRORS)
-    def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
-        """Summarize the session's older messages now (stored messages never change)."""
-        deps, caller = tenancy.deps(), tenancy.caller()
+    def post(self, body: dict, session_id: uuid.UUID) -> tuple[Any, int, dict[str, str]]:
+        """Queue a summary of the session's older messages (202); poll `Location` for its `result`.
+
+        Stored messages never change. The run fails with `provider_error` when the
+        summarizer call fails, or `nothing_to_compact` when the history changed meanwhile.
+        """
         instructions = (body["instructions"] or "").strip() or None
-        with telemetry.tracer().start_as_current_span(names.SPAN_SESSION_COMPACT):
-            db.commit()  # the request's connection is free while the summarizer answers
-            with holding_session(deps.engine, session_id) as conn:
-                done = compact_now(
-                    deps, TenantStore(conn, tenancy.principal().tenant_id), g.session, caller, instructions
-                )
-        result = done.as_dict()
-        detail = {k: result[k] for k in ("through_seq", "summarize", "keep_from", "tokens_summarized")}
-        tenancy.audit("session.compact", "session", session_id, {**detail, "focused": bool(instructions)})
-        return result
+        new = NewRun(
+            session_id,
+            {"instructions": instructions},
+            tenancy.caller(),
+            multitask=body["multitask"],
+            kind="compact",
+        )
+        run = enqueue_compaction(tenancy.job_queue(), tenancy.store(), tenancy.deps(), g.session, new)
+        tenancy.audit(
+            "session.compact", "session", session_id, {"run_id": str(run.id), "focused": bool(instructions)}
+        )
+        return run, 202, {"Location": f"/v1/runs/{run.id}"}

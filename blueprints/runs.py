@@ -1,4 +1,8 @@
-"""Runs of the agent loop: list, one run (with its messages once it ends), its steps, cancel."""
+"""Runs of the agent loop: list, one run (with its messages once it ends), its steps, cancel.
+
+A run of kind ``compact`` is a compaction (``POST /v1/sessions/{id}/compact``): it
+stores no message, and once it succeeded its ``result`` holds the compaction's figures.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +41,37 @@ def state_of(run: Any) -> str:
     return STATES[status]
 
 
+TOO_MANY_RUNS = "`too_many_runs`: the member's or tenant's runs in flight are at their cap."
+
+# A queued run's 202: where to poll it.
+LOCATION = {
+    "Location": {
+        "description": "`/v1/runs/{id}`",
+        "schema": {"type": "string", "pattern": "^/v1/runs/[0-9a-f-]{36}$"},
+    }
+}
+
+
+def multitask_field() -> fields.String:
+    """``multitask``: what a new run does while the session has one queued or running."""
+    return fields.String(
+        load_default="reject",
+        validate=validate.OneOf(["reject", "enqueue"]),
+        metadata={
+            "description": "while a run is in flight: `reject` (409 `session_busy`) or `enqueue` behind it"
+        },
+    )
+
+
+class CompactResultSchema(Schema):
+    through_seq = fields.Integer(metadata={"description": "the summary stands for the messages up to here"})
+    summarize = fields.List(fields.Integer(), metadata={"description": "first and last seq summarized"})
+    keep_from = fields.Integer()
+    tokens_summarized = fields.Integer()
+    tokens_kept = fields.Integer()
+    model = fields.String()
+
+
 class RunSchema(Schema):
     id = fields.UUID()
     session_id = fields.UUID()
@@ -55,6 +90,11 @@ class RunSchema(Schema):
         metadata={"description": "when a worker started it (its queueing time before)"}
     )
     finished_at = fields.DateTime(allow_none=True)
+    result = fields.Nested(
+        CompactResultSchema,
+        allow_none=True,
+        metadata={"description": "a succeeded `compact` run's compaction; null for any other run"},
+    )
 
 
 class RunWithMessagesSchema(RunSchema):

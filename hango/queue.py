@@ -19,6 +19,8 @@ from opentelemetry import propagate
 from procrastinate.contrib.sqlalchemy import SQLAlchemyPsycopg2Connector
 from sqlalchemy.engine import Connection, Engine
 
+from hango.agent.compact_now import compaction_plan, nothing_to_compact
+from hango.agent.deps import Deps
 from hango.agent.state import Caller
 from hango.config import Config
 from hango.errors import Conflict, QuotaExhausted, RateLimited
@@ -70,13 +72,14 @@ def cancel_job(queue: procrastinate.App, conn: Connection, job_id: int, *, runni
 
 @dataclass(frozen=True)
 class NewRun:
-    """A message for a session's agent, as the web received it."""
+    """A message for a session's agent (or, of kind ``compact``, a compaction), as the web received it."""
 
     session_id: uuid.UUID
-    content: list[dict[str, Any]]
+    content: Any  # a message's text blocks; a compaction's ``{"instructions": ...}``
     caller: Caller
     idempotency_key: str | None = None
     multitask: str = "reject"  # or "enqueue": wait behind the session's queued and running runs
+    kind: str = "message"
 
 
 def enqueue_run(
@@ -94,17 +97,41 @@ def enqueue_run(
         previous = store.runs.by_idempotency_key(new.session_id, new.idempotency_key)
         if previous is not None:
             return previous, False
+    _admit(store, config, new)
+    return _store_and_defer(queue, store, config, new), True
+
+
+def enqueue_compaction(
+    queue: procrastinate.App, store: TenantStore, deps: Deps, session: Any, new: NewRun
+) -> Any:
+    """Queue a compact run (``new.kind`` ``compact``) like a message's run, on the session's lock.
+
+    The same 409, 429 and 402 as ``enqueue_run``; then 422 ``nothing_to_compact`` when the
+    session's next request has no place to cut (no summarizer is called to find out).
+    Queued behind runs in flight, the history will have grown: its worker decides then.
+    """
+    lock_tenant_runs(store.conn, store.tenant_id)
+    _admit(store, deps.config, new)
+    behind = new.multitask == "enqueue" and store.runs.active_in_session(new.session_id)
+    if not behind and compaction_plan(deps, store, session, new.caller) is None:
+        raise nothing_to_compact()
+    return _store_and_defer(queue, store, deps.config, new)
+
+
+def _admit(store: TenantStore, config: Config, new: NewRun) -> None:
+    """409 ``session_busy`` (unless ``multitask`` is ``enqueue``), 429 past the caps, 402 over quota."""
     if new.multitask != "enqueue" and store.runs.active_in_session(new.session_id):
         raise Conflict("another run is in progress on this session", code="session_busy")
     _check_caps(store, config, new.caller.user_id)
     left = store.usage.quota_left(dt.datetime.now(dt.UTC))
     if left is not None and left <= 0:
         raise QuotaExhausted()
-    run = store.runs.enqueue(new.session_id, new.caller.user_id, new.content, new.idempotency_key)
-    run = store.runs.attach_job(
-        run.id, defer_run(queue, store.conn, run, new.caller.api_key_id, config.job_queue)
-    )
-    return run, True
+
+
+def _store_and_defer(queue: procrastinate.App, store: TenantStore, config: Config, new: NewRun) -> Any:
+    run = store.runs.enqueue(new.session_id, new.caller.user_id, new.content, new.idempotency_key, new.kind)
+    job_id = defer_run(queue, store.conn, run, new.caller.api_key_id, config.job_queue)
+    return store.runs.attach_job(run.id, job_id)
 
 
 def _check_caps(store: TenantStore, config: Config, user_id: uuid.UUID) -> None:

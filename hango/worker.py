@@ -2,8 +2,9 @@
 
 A worker process opens its own psycopg 3 pool to hango's PostgreSQL and runs up
 to ``HANGO_WORKER_CONCURRENCY`` runs at once, each in a thread of its own (the
-run loop is synchronous). A run's job carries the web request's trace context,
-so the run's spans join the request's trace. The reaper runs every
+run loop is synchronous). A run's job carries the web request's trace context:
+the job's span (``process hango.run``) continues the request's trace, and the
+run's (or the compaction's) spans go under it. The reaper runs every
 ``HANGO_REAPER_INTERVAL`` seconds on one worker (procrastinate defers a periodic
 job once for all workers): it fails the runs of dead workers and the jobs of
 workers whose heartbeat stopped, so the next job of their session can start.
@@ -16,20 +17,24 @@ import contextlib
 import logging
 import signal
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import procrastinate
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
+from opentelemetry.trace import SpanKind
 from procrastinate.jobs import Status
 from sqlalchemy.engine import make_url
 
+from hango import telemetry
 from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
 from hango.queue import REAP_TASK, RUN_TASK
 from hango.store import TenantStore
 from hango.store.runs import INTERRUPTED, reap_every_tenant
+from hango.telemetry import names
 
 log = logging.getLogger(__name__)
 STALLED_HEARTBEATS = 3
@@ -63,7 +68,8 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
         job = QueuedRun(uuid.UUID(tenant_id), uuid.UUID(run_id), caller)
         token = otel_context.attach(propagate.extract(trace))
         try:
-            execute_run(deps, job, context.should_abort)
+            with job_span(context, job):
+                execute_run(deps, job, context.should_abort)
         finally:
             otel_context.detach(token)
 
@@ -78,6 +84,22 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
                 await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
 
     return app
+
+
+@contextlib.contextmanager
+def job_span(context: procrastinate.JobContext, job: QueuedRun) -> Iterator[None]:
+    """The job's span, a child of the request that queued it: the run's (or compaction's) spans go under it."""
+    attributes = {
+        names.MESSAGING_SYSTEM: "procrastinate",
+        names.MESSAGING_OPERATION_TYPE: "process",
+        names.MESSAGING_DESTINATION: context.job.queue,
+        names.MESSAGING_MESSAGE_ID: str(context.job.id),
+        names.TENANT_ID: str(job.tenant_id),
+        names.RUN_ID: str(job.run_id),
+    }
+    name = names.SPAN_JOB.format(task=context.job.task_name)
+    with telemetry.tracer().start_as_current_span(name, kind=SpanKind.CONSUMER, attributes=attributes):
+        yield
 
 
 def reap_dead_runs(deps: Deps) -> list[Any]:

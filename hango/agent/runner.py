@@ -1,6 +1,7 @@
 """The run loop of a queued run: store the user message, then model → assistant message → tools → results, per turn.
 
-A worker runs it (``hango.worker``) for a run the web queued. It holds a PostgreSQL
+A worker runs it (``hango.worker``) for a run the web queued; a run of kind
+``compact`` is one compaction instead (``hango.agent.compact_now``). It holds a PostgreSQL
 advisory lock on its session while it works (a killed worker releases it with its
 connection, so a ``running`` row without a holder is dead) and commits once per
 turn, so a crash loses at most the turn in flight and history stays valid. It
@@ -12,16 +13,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from hango import telemetry
 from hango.agent.assembly import prepare_session
 from hango.agent.chain import Chain
+from hango.agent.compact_now import CompactJob, compact_now
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
@@ -30,10 +31,10 @@ from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.steps import Steps
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.errors import Cancelled, Conflict, GatewayTimeout, HangoError, QuotaExhausted
+from hango.errors import Cancelled, GatewayTimeout, HangoError, QuotaExhausted
 from hango.messages import Response, message_to_dict
 from hango.store import TenantStore
-from hango.store.locks import lock_session, try_lock_session, unlock_session
+from hango.store.locks import lock_session, unlock_session
 from hango.telemetry import names
 
 
@@ -61,7 +62,10 @@ def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> 
         if run is None or run.status != "queued":
             return None
         session_id = run.session_id
-        lock_session(conn, session_id)  # the queue runs one job per session; compact-now may hold it
+        # One job per session at a time (a dead worker's lock ends with its connection). The lock
+        # outlives the commit, so ``started_at`` is when the wait for it ended.
+        lock_session(conn, session_id)
+        conn.commit()
         try:
             run = store.runs.start(job.run_id)
             conn.commit()
@@ -71,7 +75,8 @@ def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> 
             steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
             steps.emit("run_started")
             session = store.sessions.get(run.session_id)
-            return _Run(deps, conn, store, run=run, session=session, caller=job.caller, steps=steps).execute()
+            kind = _Compaction if run.kind == "compact" else _Run
+            return kind(deps, conn, store, run=run, session=session, caller=job.caller, steps=steps).execute()
         finally:
             conn.rollback()
             unlock_session(conn, session_id)
@@ -89,28 +94,10 @@ def run_inline(
     return result
 
 
-@contextmanager
-def holding_session(engine: Engine, session_id: uuid.UUID) -> Iterator[Connection]:
-    """A connection holding the session's run lock for the block; 409 ``session_busy`` when it is taken."""
-    with engine.connect() as conn:
-        _lock_session(conn, session_id)
-        try:
-            yield conn
-        finally:
-            conn.rollback()
-            unlock_session(conn, session_id)
-            conn.commit()
+class _Job:
+    """One queued run on the connection that holds its session's lock: its span, and how it ends."""
 
-
-def _lock_session(conn: Connection, session_id: uuid.UUID) -> None:
-    locked = try_lock_session(conn, session_id)
-    conn.commit()
-    if not locked:
-        raise Conflict("another run is in progress on this session", code="session_busy")
-
-
-class _Run:
-    """One run on one connection: the state, the chain and the bookkeeping of its turns."""
+    span_name = names.SPAN_RUN
 
     def __init__(
         self,
@@ -125,12 +112,9 @@ class _Run:
     ) -> None:
         self.deps, self.conn, self.store, self.run = deps, conn, store, run
         self.session, self.caller, self.steps = session, caller, steps
-        self.chain: Chain  # built by ``prepare_session``, like every other assembly's
-        self.new: list[Any] = []
-        self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
 
     def execute(self) -> RunResult:
-        with telemetry.tracer().start_as_current_span(names.SPAN_RUN, record_exception=False) as span:
+        with telemetry.tracer().start_as_current_span(self.span_name, record_exception=False) as span:
             span.set_attributes(
                 {
                     names.SESSION_ID: str(self.session.id),
@@ -141,6 +125,58 @@ class _Run:
             result = self._execute()
             span.set_attributes({names.RUN_STATUS: result.run.status})
             return result
+
+    def _execute(self) -> RunResult:
+        raise NotImplementedError
+
+    def _close(
+        self,
+        status: str,
+        stop_reason: str | None,
+        error: HangoError | None = None,
+        result: dict | None = None,
+    ) -> Any:
+        """Finish the run's row (with its error's step first) and report ``run_finished``."""
+        detail = None if error is None else _error_detail(error)
+        if detail is not None:
+            self.steps.emit("error", code=error.code, message=error.message)
+        run = self.store.runs.finish(self.run.id, status, stop_reason, error=detail, result=result)
+        self.conn.commit()
+        self.steps.emit("run_finished", status=status, stop_reason=stop_reason)
+        return run
+
+
+class _Compaction(_Job):
+    """A compact run: one ``compact_now``, its figures the run's ``result``; nothing to roll back."""
+
+    span_name = names.SPAN_SESSION_COMPACT
+
+    def _execute(self) -> RunResult:
+        job = CompactJob((self.run.input or {}).get("instructions"), self.run.id, self.steps)
+        try:
+            done = compact_now(self.deps, self.store, self.session, self.caller, job)
+        except Cancelled:
+            return self._end("cancelled")
+        except HangoError as exc:
+            return self._end(_failed_status(exc), exc)
+        except Exception:
+            self._end("failed", HangoError())  # a bug closes the run too, or it would stay ``running``
+            raise
+        return self._end("completed", result=done.as_dict())
+
+    def _end(self, status: str, error: HangoError | None = None, result: dict | None = None) -> RunResult:
+        self.conn.rollback()
+        return RunResult(self._close(status, None, error, result), [])
+
+
+class _Run(_Job):
+    """One run of the agent loop: the state, the chain and the bookkeeping of its turns."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.chain: Chain  # built by ``prepare_session``, like every other assembly's
+        self.new: list[Any] = []
+        self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
 
     def _execute(self) -> RunResult:
         try:
@@ -219,13 +255,7 @@ class _Run:
         """
         if status not in ("completed", "max_turns", "quota_exhausted"):
             self._roll_back()
-        detail = None if error is None else _error_detail(error)
-        if detail is not None:
-            self.steps.emit("error", code=error.code, message=error.message)
-        run = self.store.runs.finish(self.run.id, status, stop_reason, error=detail)
-        self.conn.commit()
-        self.steps.emit("run_finished", status=status, stop_reason=stop_reason)
-        return RunResult(run, self.new)
+        return RunResult(self._close(status, stop_reason, error), self.new)
 
     def _roll_back(self) -> None:
         self.conn.rollback()

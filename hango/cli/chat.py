@@ -11,9 +11,9 @@ import textwrap
 from typing import Any
 
 from hango.cli import client
-from hango.cli.client import Client, ClientError
+from hango.cli.client import Client
 from hango.cli.messages import describe
-from hango.cli.progress import follow
+from hango.cli.progress import follow, succeeded
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -28,12 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def send(api: Client, args: argparse.Namespace) -> Any:
     """Queue the run on the user message and follow it to its end: ``{"run", "messages"}``."""
     queued = api.request("POST", f"/v1/sessions/{args.session}/messages", body={"content": args.text})
-    run = follow(api, queued)
-    error = run.get("error")
-    if error or run["status"] == "cancelled":
-        message = error["message"] if error else "the run was cancelled"
-        code = error["code"] if error else "cancelled"
-        raise ClientError(f"{message} (run {run['id']}: {run['status']}, {code})")
+    run = succeeded(follow(api, queued))
     messages = run.pop("messages")
     return {"run": run, "messages": messages}
 

@@ -28,6 +28,7 @@ from hango.cli.client import ApiError, Client, ClientError, UsageError
 from hango.cli.context_parts import StoredSet, by_route, expand, known_parts, unknown_parts, with_pairs
 from hango.cli.context_suggest import render_compaction, render_suggestions
 from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
+from hango.cli.progress import follow, succeeded
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
 INCLUDE_HELP = "parts to send this time although stored overrides leave them out"
@@ -368,8 +369,10 @@ def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _compact(api: Client, session: str, instructions: str | None) -> Any:
+    """Queue the compaction and follow its run to its end (steps on stderr); its figures."""
     body = {"instructions": instructions} if instructions else {}
-    return api.request("POST", f"/v1/sessions/{session}/compact", body=body)
+    queued = api.request("POST", f"/v1/sessions/{session}/compact", body=body)
+    return succeeded(follow(api, queued))["result"]
 
 
 def compact_now(api: Client, args: argparse.Namespace) -> Any:

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from hango.cli.client import Client
+from hango.cli.client import Client, ClientError
 
 POLL_SECONDS = 0.5
 ENDED = {"completed", "max_turns", "quota_exhausted", "failed", "timeout", "cancelled"}
@@ -98,3 +98,13 @@ def follow(api: Client, run: dict[str, Any], out: TextIO | None = None) -> dict[
             api.request("POST", f"/v1/runs/{run['id']}/cancel")
     printer.done()
     return api.request("GET", f"/v1/runs/{run['id']}")
+
+
+def succeeded(run: dict[str, Any]) -> dict[str, Any]:
+    """``run`` when it ended without an error; a ``ClientError`` with its error (or its cancel) otherwise."""
+    error = run.get("error")
+    if error or run["status"] == "cancelled":
+        message = error["message"] if error else "the run was cancelled"
+        code = error["code"] if error else "cancelled"
+        raise ClientError(f"{message} (run {run['id']}: {run['status']}, {code})")
+    return run

@@ -115,14 +115,20 @@ class Runs(Scoped):
         return self.conn.execute(query.where(listed.c.status.in_(IN_FLIGHT))).scalar_one()
 
     def finish(
-        self, run_id: uuid.UUID, status: str, stop_reason: str | None, error: dict | None = None
+        self,
+        run_id: uuid.UUID,
+        status: str,
+        stop_reason: str | None,
+        error: dict | None = None,
+        result: dict | None = None,
     ) -> sa.Row | None:
-        """Close a run with its final status."""
+        """Close a run with its final status (a compact run with its figures, ``result``)."""
         return self.update_rows(
             [runs.c.id == run_id],
             status=status,
             stop_reason=stop_reason,
             error=error,
+            result=result,
             finished_at=sa.func.now(),
         )
 

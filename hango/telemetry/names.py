@@ -13,6 +13,7 @@ SPAN_CONTEXT_SUGGEST = "agent.context_suggest"
 CONTEXT_SUGGESTIONS = "hango.context.suggestions"
 CONTEXT_SUGGESTED_TOKENS = "hango.context.suggested_tokens"
 SPAN_SESSION_COMPACT = "session_compact"
+SPAN_JOB = "process {task}"  # a queue worker's job (messaging semconv: operation, then destination)
 
 # GenAI semantic conventions (OpenTelemetry semconv, gen-ai spans)
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
@@ -31,6 +32,12 @@ GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"  # content: on the tenant's opt-
 GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"  # content: on the tenant's opt-in only
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+
+# messaging semantic conventions (a queued job, as its worker processes it)
+MESSAGING_SYSTEM = "messaging.system"
+MESSAGING_OPERATION_TYPE = "messaging.operation.type"
+MESSAGING_DESTINATION = "messaging.destination.name"
+MESSAGING_MESSAGE_ID = "messaging.message.id"
 
 # resource
 SERVICE_NAME = "service.name"

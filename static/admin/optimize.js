@@ -1,6 +1,6 @@
 // The Optimize card of the Context panel: the server's suggestions with what each saves and what
 // it costs in cache, applied in one click (an ordinary override PUT with If-Match), the compaction
-// preview, and Compact now with an optional focus. Nested in contextPanel: after a change it
+// preview, and Compact now with an optional focus (a queued run, followed to its end). Nested in contextPanel: after a change it
 // calls the panel's reload(), so the table and totals show what is stored. Nothing is asked for
 // until the user presses Suggest.
 document.addEventListener("alpine:init", () => {
@@ -45,10 +45,19 @@ document.addEventListener("alpine:init", () => {
       });
     },
 
+    // The compaction is a queued run: follow it to its end (as a message's run), then say what it did.
     async compactNow() {
       await this.changing(async () => {
         const body = { instructions: this.focus }; // the server treats a blank focus as none
-        const { summarize } = (await hango.send("POST", `/v1/sessions/${this.id}/compact`, { body })).data;
+        const run = (await hango.send("POST", `/v1/sessions/${this.id}/compact`, { body })).data;
+        this.optimizeNotice = "Compacting: queued, waiting for a worker.";
+        const ended = await hango.follow(run.id, (step) => { this.optimizeNotice = `Compacting: ${step}`; });
+        this.optimizeNotice = "";
+        if (ended.error || ended.status === "cancelled") {
+          this.optimizeError = ended.error ? `${ended.error.message} (${ended.error.code})` : "The compaction was cancelled.";
+          return;
+        }
+        const { summarize } = ended.result;
         this.optimizeNotice = `Compacted messages ${summarize[0]}–${summarize[1]} into the summary.`;
       });
     },

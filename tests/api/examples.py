@@ -245,7 +245,7 @@ EXAMPLES = [
         "POST",
         f"{SESSION}/compact",
         "/v1/sessions/{session}/compact",
-        200,
+        202,
         {"instructions": "keep the decisions"},
         action="session.compact",
         bad={"wrong_type": {"instructions": 5}, "out_of_range": {"instructions": "x" * 2_001}},

@@ -26,7 +26,7 @@ DOC = REPO_ROOT / "docs" / "learning" / "context-cli.md"
 BLOCK = re.compile(r"(<!-- cli:(?P<name>[\w-]+) -->\n```text\n)(?P<body>.*?)(\n```)", re.DOTALL)
 UPDATE = "HANGO_UPDATE_GOLDEN"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-MILLISECONDS = re.compile(r"\(\d+ ms\)")
+MILLISECONDS = re.compile(r"\b\d+ ms\b")  # a step's or a call's duration
 
 
 class Terminal:
@@ -60,7 +60,7 @@ class Terminal:
     def shown(self, text: str) -> str:
         for value, name in self.names.items():
             text = text.replace(value, name)
-        return MILLISECONDS.sub("(… ms)", UUID.sub("…", text))
+        return MILLISECONDS.sub("… ms", UUID.sub("…", text))
 
 
 def doc_blocks(terminal: Terminal, demo: dict[str, str]) -> dict[str, str]:

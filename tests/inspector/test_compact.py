@@ -9,7 +9,6 @@ import sqlalchemy as sa
 
 from hango.agent.chain import SUMMARY_PREFIX
 from hango.agent.compaction import FOCUS_PREFIX
-from hango.agent.runner import holding_session
 from hango.db.schema import audit_log, session_summaries, usage_records
 from hango.telemetry import names
 from tests.fakes.provider_server import MESSAGES
@@ -32,7 +31,8 @@ def session(lab: Lab) -> str:
 
 
 def compact(lab: Lab, session: str, body: dict | None = None):
-    return lab.who.post(f"/v1/sessions/{session}/compact", json=body or {})
+    """Compact now, and the queued compaction run to its end: 200 with its figures, or its error."""
+    return lab.who.post_and_wait(f"/v1/sessions/{session}/compact", json=body or {})
 
 
 def rows(lab: Lab, query) -> list:
@@ -107,15 +107,22 @@ def test_compact_now_leaves_the_stored_history_unchanged(lab: Lab, session: str)
     assert summary.text == SUMMARY
 
 
-def test_compact_now_writes_one_usage_row_with_the_summarize_purpose_and_no_run(lab: Lab, session: str):
+def test_compact_now_writes_one_usage_row_with_the_summarize_purpose_billed_to_its_compact_run(
+    lab: Lab, session: str
+):
     lab.fake.reply(SUMMARY)
 
     assert compact(lab, session).status_code == 200
 
     [usage] = rows(lab, sa.select(usage_records))
-    assert (usage.purpose, usage.run_id, usage.session_id) == ("summarize", None, uuid.UUID(session))
+    [run] = lab.who.get(f"/v1/sessions/{session}/runs").get_json()["items"]
+    assert (usage.purpose, str(usage.run_id), usage.session_id) == (
+        "summarize",
+        run["id"],
+        uuid.UUID(session),
+    )
     assert usage.input_tokens > 0
-    assert lab.who.get(f"/v1/sessions/{session}/runs").get_json()["items"] == []
+    assert (run["kind"], run["state"]) == ("compact", "succeeded")
 
 
 def test_compact_now_with_stored_overrides_calls_the_summarizer_once_on_the_request_as_sent(
@@ -136,26 +143,20 @@ def test_compact_now_with_stored_overrides_calls_the_summarizer_once_on_the_requ
 def test_compact_now_is_audited_without_content(lab: Lab, session: str):
     lab.fake.reply(SUMMARY)
 
-    done = compact(lab, session, {"instructions": FOCUS}).get_json()
+    queued = lab.who.post(f"/v1/sessions/{session}/compact", json={"instructions": FOCUS}).get_json()
 
     [audit] = rows(lab, sa.select(audit_log).where(audit_log.c.action == "session.compact"))
     assert (audit.object_type, audit.object_id) == ("session", session)
-    assert audit.detail == {
-        "through_seq": done["through_seq"],
-        "summarize": done["summarize"],
-        "keep_from": done["keep_from"],
-        "tokens_summarized": done["tokens_summarized"],
-        "focused": True,
-    }
+    assert audit.detail == {"run_id": queued["id"], "focused": True}
     text = str(audit.detail)
     assert "API" not in text and "twenty" not in text
 
 
-def test_compact_now_is_refused_with_409_while_a_run_holds_the_session(lab: Lab, session: str):
+def test_compact_now_is_refused_with_409_while_a_run_is_queued_on_the_session(lab: Lab, session: str):
+    assert lab.who.post(f"/v1/sessions/{session}/messages", json={"content": "hi"}).status_code == 202
     counts = row_counts(lab.engine)
 
-    with holding_session(lab.engine, uuid.UUID(session)):
-        response = compact(lab, session)
+    response = compact(lab, session)
 
     assert response.status_code == 409
     assert error_code(response) == "session_busy"

@@ -262,9 +262,11 @@ def test_the_run_and_its_spans_join_the_trace_of_the_request_that_queued_it(
     finished = spans()
     request = next(s for s in finished if s.attributes.get("http.route", "").endswith("/messages"))
     run = next(s for s in finished if s.name == names.SPAN_RUN)
+    job = next(s for s in finished if s.name == names.SPAN_JOB.format(task="hango.run"))
     chat_span = next(s for s in finished if s.name.startswith(names.SPAN_CHAT))
     assert run.context.trace_id == request.context.trace_id == chat_span.context.trace_id
-    assert run.parent is not None
+    assert run.parent.span_id == job.context.span_id  # the run goes under its job's span
+    assert job.parent.span_id == request.context.span_id  # which continues the request's
 
 
 @pytest.mark.parametrize("path", ["/v1/runs/{run}", "/v1/runs/{run}/events"])

@@ -36,7 +36,7 @@ class As:
         return self.request("POST", path, json=json, **kw)
 
     def post_and_wait(self, path: str, json: Any = None, **kw) -> Any:
-        """``POST .../messages``, then the run to its end in this process (``tests.support.queue``)."""
+        """``POST .../messages`` (or ``.../compact``), then the run to its end in this process (``tests.support.queue``)."""
         return finished_in_process(self, self.post(path, json=json, **kw))
 
     def put(self, path: str, json: Any = None, **kw) -> TestResponse:

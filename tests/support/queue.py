@@ -5,7 +5,8 @@ test client) run the queued jobs to their end here with procrastinate's own work
 (``wait=False``: it stops once the queue is empty); server tests run a real
 ``hango worker`` beside gunicorn and poll. Either way ``post_and_wait`` hands back
 the answer the synchronous API gave before runs were queued: 201 with
-``{"run", "messages"}`` for a run that ended without an error, the error's status
+``{"run", "messages"}`` for a run that ended without an error (200 with the
+compaction's figures for a compact run), the error's status
 and envelope for one that failed (its ``error.status``), and any answer other
 than 202 as it came (402, 404, 409, 422, 429).
 """
@@ -73,6 +74,8 @@ class Finished:
         if error and error.get("status"):
             envelope = {"code": error["code"], "message": error["message"], "details": error.get("details")}
             return cls(error["status"], {"error": envelope}, headers)
+        if run["kind"] == "compact" and run["status"] == "completed":
+            return cls(200, run["result"], headers)  # compact-now's synchronous 200
         messages = run.pop("messages")
         return cls(201, {"run": run, "messages": messages}, headers)
 

@@ -1,8 +1,8 @@
 """Traces in a real backend: hango's OTLP export read back from Arize Phoenix's REST API.
 
-One scenario runs against a real gunicorn exporting to Phoenix: a run with no
-override, a session override excluding the first answer, a run under it, a try,
-and an inspect. The tests then read the project's spans back from
+One scenario runs against a real gunicorn and a queue worker exporting to Phoenix:
+a run with no override, a session override excluding the first answer, a run
+under it, a try, an inspect and a compact-now (a queued run too). The tests then read the project's spans back from
 ``GET /v1/projects/<project>/spans``.
 """
 
@@ -66,7 +66,7 @@ def server_env(phoenix: str, provider: FakeProviderServer, project: str) -> dict
 
 
 def scenario(who: Http, provider: FakeProviderServer) -> None:
-    """Two runs (the first with a tool call, the second under an override), a try and an inspect."""
+    """Two runs (the first with a tool call, the second under an override), a try, an inspect, a compaction."""
     session = make_session(who, make_agent(who, "anthropic/claude-fake-1", tools=["ls"]))
     provider.reply(Message("assistant", (ToolUseBlock("toolu_ls", "ls", {"path": "/"}),)), "Nothing there.")
     assert who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "hello"}).status_code == 201
@@ -75,16 +75,18 @@ def scenario(who: Http, provider: FakeProviderServer) -> None:
     assert who.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "again"}).status_code == 201
     assert who.post(f"/v1/sessions/{session}/context/try", json={}).status_code == 200
     assert who.get(f"/v1/sessions/{session}/context").status_code == 200
+    assert who.post_and_wait(f"/v1/sessions/{session}/compact", json={}).status_code == 200
 
 
 def exported(phoenix: str, project: str) -> list[dict[str, Any]]:
-    """The project's spans once Phoenix holds the scenario's four chat spans and its inspect span."""
+    """The project's spans once Phoenix holds the scenario's five chat spans, its inspect and its compaction."""
     found: list[dict[str, Any]] = []
 
     def complete() -> bool:
         found[:] = project_spans(phoenix, project)
         chats = [s for s in found if s["name"] == names.SPAN_CHAT]
-        return len(chats) >= 4 and any(s["name"] == names.SPAN_CONTEXT_INSPECT for s in found)
+        named = {s["name"] for s in found}
+        return len(chats) >= 5 and {names.SPAN_CONTEXT_INSPECT, names.SPAN_SESSION_COMPACT} <= named
 
     wait_until(complete, timeout=SPANS_TIMEOUT, interval=0.5)
     return found
@@ -164,19 +166,48 @@ def test_phoenix_shows_the_tool_span_as_a_genai_tool_execution(traced: list[dict
     assert tool["span_kind"] == "TOOL", "Phoenix recognises a GenAI tool execution"
 
 
-def test_phoenix_holds_the_request_its_queued_run_and_the_runs_spans_in_one_trace(
+JOB = names.SPAN_JOB.format(task="hango.run")
+
+
+def ancestors(span: dict[str, Any], spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``span``'s parent, its parent's parent, ... as far as Phoenix holds them."""
+    by_id = {s["context"]["span_id"]: s for s in spans}
+    chain = []
+    while span.get("parent_id") in by_id:
+        span = by_id[span["parent_id"]]
+        chain.append(span)
+    return chain
+
+
+def test_phoenix_holds_the_request_its_job_and_the_runs_model_and_tool_spans_in_one_trace(
     traced: list[dict[str, Any]],
 ) -> None:
-    by_id = {s["context"]["span_id"]: s for s in traced}
     runs = sorted((s for s in traced if s["name"] == names.SPAN_RUN), key=lambda s: s["start_time"])
     first = runs[0]
-    root = first
-    while root.get("parent_id") in by_id:  # the job continued the request's trace: walk up to it
-        root = by_id[root["parent_id"]]
-
-    assert root is not first and root["name"].startswith("POST") and root["name"].endswith("/messages")
     trace = first["context"]["trace_id"]
-    in_trace = [s["name"] for s in traced if s["context"]["trace_id"] == trace]
-    assert in_trace.count(names.SPAN_CHAT) == 2  # the tool call, then the answer
-    assert names.SPAN_TOOL.format(name="ls") in in_trace
+    in_trace = [s for s in traced if s["context"]["trace_id"] == trace]
+    [job] = [s for s in in_trace if s["name"] == JOB]
+    [request] = [s for s in in_trace if s["name"].startswith("POST") and s["name"].endswith("/messages")]
+
+    assert ancestors(first, traced)[0] is job, "the run's span is the job's child"
+    assert request in ancestors(job, traced), "the job continues the request's trace"
+    assert job["attributes"][names.RUN_ID] == first["attributes"][names.RUN_ID]
+    assert job["attributes"][names.MESSAGING_OPERATION_TYPE] == "process"
+    chats = [s for s in in_trace if s["name"] == names.SPAN_CHAT]
+    [tool] = [s for s in in_trace if s["name"] == names.SPAN_TOOL.format(name="ls")]
+    assert len(chats) == 2  # the tool call, then the answer
+    assert all(first in ancestors(s, traced) for s in (*chats, tool))
     assert runs[1]["context"]["trace_id"] != trace  # the second message is a request (and trace) of its own
+
+
+def test_phoenix_holds_a_compactions_request_job_and_summarizer_call_in_one_trace(
+    traced: list[dict[str, Any]],
+) -> None:
+    [compaction] = [s for s in traced if s["name"] == names.SPAN_SESSION_COMPACT]
+    chain = ancestors(compaction, traced)
+    [summarizer] = chat_spans(traced, "summarize")
+
+    assert chain[0]["name"] == JOB
+    assert chain[-1]["name"].startswith("POST") and chain[-1]["name"].endswith("/compact")
+    assert compaction in ancestors(summarizer, traced)
+    assert summarizer["context"]["trace_id"] == chain[-1]["context"]["trace_id"]
