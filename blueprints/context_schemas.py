@@ -43,6 +43,14 @@ class PartSchema(Schema):
         fields.String(), required=True, metadata={"description": "every part sent or left out with this one"}
     )
     stale = fields.Boolean(required=True)
+    excluded_by = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "left out because of this part's override: the part that pulled a companion in, "
+            "or the excluded tool whose block this is (`system:subagent` goes with `tool:task`)"
+        },
+    )
     cached_prefix = fields.Boolean(required=True)
     cache_loss_tokens = fields.Integer(required=True)
     role = fields.String(

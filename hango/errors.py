@@ -4,9 +4,10 @@ HangoError (500 internal_error)
 ├── BadRequest (400)          ├── Conflict (409)
 ├── Unauthorized (401)        ├── PreconditionFailed (412)
 ├── QuotaExhausted (402)      ├── PayloadTooLarge (413)
-├── NotFound (404)            ├── Unprocessable (422)
-├── RateLimited (429)         ├── ServiceUnavailable (503)
-├── BadGateway (502)          └── GatewayTimeout (504)
+├── Forbidden (403)           ├── Unprocessable (422)
+├── NotFound (404)            ├── RateLimited (429)
+├── BadGateway (502)          ├── ServiceUnavailable (503)
+│                             └── GatewayTimeout (504)
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class QuotaExhausted(HangoError):
         "quota_exhausted",
         "the tenant's token quota for this month is used up",
     )
+
+
+class Forbidden(HangoError):
+    """The caller sees the object but may not change it (what they may not see is NotFound)."""
+
+    status, code, default_message = 403, "forbidden", "the caller may not change this"
 
 
 class NotFound(HangoError):

@@ -29,9 +29,18 @@ BADGES = (
     ("replaced", "replaced: sent with its replacement text"),
     ("paired", "paired: excluded as a tool_use/tool_result companion"),
     ("stale", "stale: an override whose part is gone"),
+    ("left-out", "left-out=PART: not sent because PART is left out (the server says so)"),
     ("cached", "cached: in the cached prompt prefix, changing it misses the cache"),
 )
-COLOURS = {"heading": "1", "off": "2", "cached": "36", "paired": "33", "stale": "31", "replaced": "35"}
+COLOURS = {
+    "heading": "1",
+    "off": "2",
+    "cached": "36",
+    "paired": "33",
+    "stale": "31",
+    "replaced": "35",
+    "left-out": "33",
+}
 
 
 @dataclass(frozen=True)
@@ -94,9 +103,15 @@ def badges_of(part: dict[str, Any]) -> list[str]:
         "replaced": part.get("override") == "replace",
         "paired": part.get("paired"),
         "stale": part.get("stale"),
+        "left-out": part.get("excluded_by") and not part.get("paired"),
         "cached": part.get("cached_prefix"),
     }
     return [name for name, _ in BADGES if flags[name]]
+
+
+def badge_text(part: dict[str, Any], name: str) -> str:
+    """A badge as printed: ``left-out`` names the part that left this one out."""
+    return f"left-out={visible(part['excluded_by'])}" if name == "left-out" else name
 
 
 @dataclass(frozen=True)
@@ -139,7 +154,7 @@ def part_line(part: dict[str, Any], cols: Columns, style: Style) -> str:
     cells.append(str(part["tokens"]).rjust(cols.tokens))
     line = " ".join(cells[:2]) + GAP + GAP.join(cells[2:])
     line = line if part["included"] else style.paint(line, "off")
-    badges = " ".join(style.paint(name, name) for name in badges_of(part))
+    badges = " ".join(style.paint(badge_text(part, name), name) for name in badges_of(part))
     return f"{line}{GAP}{badges}" if badges else line
 
 
@@ -231,7 +246,7 @@ def render_snapshot(
     groups = [snapshot[group] for group, _ in GROUPS]
     every = [p for parts in groups for p in parts]
     tokens = max((len(str(p["tokens"])) for p in every), default=1)
-    badges = max((len(" ".join(badges_of(p))) for p in every), default=0)
+    badges = max((len(" ".join(badge_text(p, n) for n in badges_of(p))) for p in every), default=0)
     chosen, printed = choice.chosen(groups), []
     lines = summary_lines(snapshot, width, style)
     for (group, title), parts in zip(GROUPS, groups, strict=True):
