@@ -91,6 +91,21 @@ def test_try_with_a_message_sends_it_as_a_new_user_turn_after_the_history(lab: L
     ]
 
 
+def test_a_trys_new_message_is_recorded_in_the_ledger_under_a_seq_no_later_stored_message_takes(
+    lab: Lab, session: str
+):
+    assert lab.try_(session, {"message": "one more question"}).status_code == 200
+    [call] = lab.who.get(f"/v1/sessions/{session}/calls").get_json()["items"]
+    parts = lab.who.get(f"/v1/sessions/{session}/calls/{call['id']}").get_json()["parts"]
+    tried = [p["id"] for p in parts if p["id"].startswith("message:")][-1]
+
+    assert lab.say(session, "a real question").status_code == 201
+
+    stored = {f"message:{m['seq']}" for m in lab.messages(session)}
+    assert tried not in stored
+    assert len(stored) == len(HISTORY) + 2
+
+
 def test_try_without_a_message_re_answers_the_last_user_turn(lab: Lab, session: str):
     with_memory = lab.try_(session)
     without = lab.try_(session, {"exclude": ["system:memory"]})
