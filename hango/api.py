@@ -15,7 +15,7 @@ from sqlalchemy import exc as sa_exc
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
-from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable
+from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable, UnsupportedMediaType
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ GENERIC_ERRORS = (
     "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415), "
     "`invalid` (422, the body or parameters break the schema; `details` says where), "
     "`nul_character` (422, a text holds U+0000, which cannot be stored), "
+    "`lone_surrogate` (422, a text holds an unpaired UTF-16 surrogate, which cannot be stored), "
     "`rate_limited` (429, with `Retry-After`: all of a member's keys share one count per minute), "
     "`too_many_failures` (429, with `Retry-After`: too many failed authentications from this client or for "
     "this key prefix; the right key still passes), `internal_error` (500), "
@@ -106,44 +107,74 @@ class HangoApi(Api):
         self.spec.components._subsections_lazy["response"]["DEFAULT_ERROR"]["description"] = GENERIC_ERRORS
 
 
-def _holds_nul(value: Any) -> bool:
-    """True when any string (key or value) inside a parsed JSON document holds U+0000 (no recursion)."""
+def _unstorable(text: str) -> str | None:
+    """``nul_character`` or ``lone_surrogate`` when PostgreSQL's ``text`` cannot store ``text``, else None."""
+    if "\x00" in text:
+        return "nul_character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "lone_surrogate"
+    return None
+
+
+def _holds_unstorable(value: Any) -> str | None:
+    """The first reason any string (key or value) inside a parsed JSON document cannot be stored (no recursion)."""
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            if "\x00" in item:
-                return True
+            reason = _unstorable(item)
+            if reason:
+                return reason
         elif isinstance(item, dict):
             pending.extend(item.keys())
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
-    return False
+    return None
+
+
+UNSTORABLE = {
+    "nul_character": "a NUL character (U+0000)",
+    "lone_surrogate": "a lone surrogate (U+D800–U+DFFF without its pair)",
+}
 
 
 def screen_input() -> None:
-    """Refuse what the argument parser cannot take: JSON nested too deep, text holding U+0000.
+    """Refuse what the argument parser cannot take: a body that is not JSON, JSON nested too deep, text
+    PostgreSQL cannot store.
 
-    JSON nested past Python's parser stack raises ``RecursionError`` inside the parser (400
-    ``bad_request`` here); U+0000 cannot be stored in PostgreSQL's ``text`` (422 ``nul_character``).
+    A body sent without a JSON content type is 415 ``unsupported_media_type``; JSON nested past
+    Python's parser stack raises ``RecursionError`` inside the parser (400 ``bad_request`` here);
+    invalid JSON is 400 naming the line and column; U+0000 and lone surrogates cannot be stored in
+    PostgreSQL's ``text`` (422 ``nul_character`` / ``lone_surrogate``).
     """
-    where = None
+    where, reason = None, None
     if "\x00" in request.path or any("\x00" in k + v for k, v in request.args.items(multi=True)):
-        where = "path or query"
+        where, reason = "path or query", "nul_character"
+    elif request.get_data(cache=True) and not request.is_json:
+        raise UnsupportedMediaType("the body must be JSON: send it with Content-Type: application/json")
     elif request.is_json and request.get_data(cache=True):
         try:
             body = json.loads(request.get_data(cache=True))
         except RecursionError:
             raise BadRequest("the JSON body is nested too deeply", code="bad_request") from None
+        except json.JSONDecodeError as exc:
+            raise BadRequest(
+                f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+                code="bad_request",
+                details={"line": exc.lineno, "column": exc.colno, "position": exc.pos},
+            ) from None
         except ValueError:
-            return  # malformed JSON: the argument parser answers 400 with its reason
+            return  # not UTF-8: the argument parser answers 400 with its reason
         g.json_body = body
-        where = "body" if _holds_nul(body) else None
+        reason = _holds_unstorable(body)
+        where = "body" if reason else None
     if where is not None:
         raise Unprocessable(
-            f"the {where} holds a NUL character (U+0000), which hango cannot store",
-            code="nul_character",
+            f"the {where} holds {UNSTORABLE[reason]}, which hango cannot store",
+            code=reason,
             details={"location": where},
         )
 

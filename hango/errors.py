@@ -4,7 +4,8 @@ HangoError (500 internal_error)
 ├── BadRequest (400)          ├── Conflict (409)
 ├── Unauthorized (401)        ├── PreconditionFailed (412)
 ├── QuotaExhausted (402)      ├── PayloadTooLarge (413)
-├── Forbidden (403)           ├── Unprocessable (422)
+├── Forbidden (403)           ├── UnsupportedMediaType (415)
+│                             ├── Unprocessable (422)
 ├── NotFound (404)            ├── RateLimited (429)
 ├── BadGateway (502)          ├── ServiceUnavailable (503)
 │                             └── GatewayTimeout (504)
@@ -72,6 +73,10 @@ class PreconditionFailed(HangoError):
 
 class PayloadTooLarge(HangoError):
     status, code, default_message = 413, "payload_too_large", "the request body is too large"
+
+
+class UnsupportedMediaType(HangoError):
+    status, code, default_message = 415, "unsupported_media_type", "the body must be JSON"
 
 
 class Unprocessable(HangoError):
