@@ -23,6 +23,7 @@ from hango.inspector.part_content import full_part
 from hango.inspector.pending import mark_excluded_by
 from hango.inspector.snapshot import Snapshot, build_snapshot
 from hango.inspector.suggestions import compaction_preview
+from hango.inspector.units import scaled_totals
 from hango.messages import message_to_dict
 from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.telemetry import names
@@ -141,13 +142,16 @@ def inspect_response(assembly: Assembly, snapshot: Snapshot, compaction: bool) -
     recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
     body = snapshot.as_dict()
     calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
+    if body["counted"] == "provider":  # one unit: the groups in the provider's count, no estimate beside it
+        body["totals"] = scaled_totals(body["totals"], body["total_before"], body["total_after"])
+    body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
     return {
         "session_id": str(session_id),
         "agent_id": str(agent.id),
         "model": agent.model,
         "wire_format": wire_format_of(agent.model),
         **body,
-        **(calibrated.report(body["totals"]) if calibrated else calibration.UNCALIBRATED),
+        **(calibrated.report(body["totals"], body["counted"]) if calibrated else calibration.UNCALIBRATED),
         # ``reported`` is never null in a stored row: null means no run of the session made a call yet.
         "last_call": None
         if recent.reported is None

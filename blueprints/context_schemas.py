@@ -112,7 +112,19 @@ class InspectSchema(Schema):
     counted = fields.String(required=True, metadata={"enum": ["provider", "estimate"]})
     total_before = fields.Integer(required=True, metadata={"description": "in the unit of `counted`"})
     total_after = fields.Integer(required=True, metadata={"description": "in the unit of `counted`"})
-    totals = fields.Nested(TotalsSchema, required=True, metadata={"description": "per group, estimates"})
+    totals = fields.Nested(
+        TotalsSchema,
+        required=True,
+        metadata={"description": "per group, in the unit `totals_unit` says; they add up to the totals"},
+    )
+    totals_unit = fields.String(
+        required=True,
+        metadata={
+            "enum": ["estimate", "provider_scaled"],
+            "description": "`provider_scaled`: the provider counted the request and the group estimates are "
+            "scaled to its count (largest remainder); `estimate`: hango's estimates",
+        },
+    )
     context_window = fields.Integer(required=True)
     compact_at = fields.Integer(required=True)
     output_reserve = fields.Integer(

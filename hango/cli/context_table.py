@@ -191,6 +191,8 @@ def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[st
     if last:
         reported = "-" if last.get("reported") is None else last["reported"]
         lines.append(f"last call: estimated {last['estimated']}, reported by the provider {reported}")
+    if snapshot.get("totals_unit") == "provider_scaled":
+        lines.append("group totals: the estimates scaled to the provider's count")
     calibration = snapshot.get("calibration")
     if calibration:
         calls = f"{calibration['calls']} call" + ("s" if calibration["calls"] > 1 else "")
@@ -217,10 +219,23 @@ class Choice:
         return sorted(shown, key=lambda p: -p["tokens"]) if self.order == "tokens" else shown
 
     def chosen(self, groups: list[list[dict[str, Any]]]) -> set[str]:
-        """The ids to print when not every part is: the top N overall, or each long group's largest."""
+        """The ids to print when not every part is: the top N overall, or the shape of the request.
+
+        The shape: each long group's largest parts, and every user turn and the summary, so the
+        conversation reads in order however long it is.
+        """
         if self.top is not None:
             return {p["id"] for p in largest([p for parts in groups for p in parts], self.top)}
-        return {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
+        turns = {p["id"] for parts in groups for p in parts if is_turn(p)}
+        return turns | {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
+
+
+def is_turn(part: dict[str, Any]) -> bool:
+    """The summary, or a user message holding text (not only tool results): a turn of the conversation."""
+    if part["kind"] == "summary":
+        return True
+    blocks = part["label"].partition("·")[2].split(",")
+    return part["kind"] == "message" and part.get("role") == "user" and "text" in [b.strip() for b in blocks]
 
 
 def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
@@ -229,9 +244,10 @@ def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
 
 
 def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[str]:
-    """``… 14 more parts, 212 tokens (--all shows every part)`` when rows were left out."""
+    """``… 14 more parts, 212 tokens (--all shows every part)`` when sent rows were left out (excluded ones
+    are not "more" of the request)."""
     ids = {p["id"] for p in shown}
-    rest = [p for p in parts if p["id"] not in ids]
+    rest = [p for p in parts if p["id"] not in ids and p["included"]]
     if not rest:
         return []
     noun = "part" if len(rest) == 1 else "parts"

@@ -276,7 +276,7 @@ def test_badges_show_counting_the_last_call_cache_loss_and_compaction(admin: Adm
     )
     calls = inspect["calibration"]["calls"]
     expect(admin.page.get_by_test_id("calibrated")).to_have_text(
-        f"calibrated {inspect['calibrated_total']:,} (saved overrides, from {calls} call{'s' if calls > 1 else ''})"
+        f"calibrated {inspect['calibrated_total']:,} (from {calls} call{'s' if calls > 1 else ''})"
     )
     expect(admin.page.get_by_text("would compact", exact=True)).to_be_visible()
     loss = inspect["system"][0]["cache_loss_tokens"]
