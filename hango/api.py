@@ -8,6 +8,7 @@ import traceback
 from typing import Any
 
 import flask_smorest
+import marshmallow as ma
 from flask import Flask, Response, g, jsonify, request
 from flask_smorest import Api
 from marshmallow import Schema, fields
@@ -179,8 +180,29 @@ def screen_input() -> None:
         )
 
 
+UNKNOWN_FIELD = ma.Schema._default_error_messages["unknown"]  # marshmallow's word for an unknown field
+
+
 class InputParser(FlaskParser):
-    """webargs' parser, reading the JSON body ``screen_input`` already parsed: one parse a request."""
+    """webargs' parser, reading the JSON body ``screen_input`` already parsed: one parse a request.
+
+    An unknown query parameter is refused (400 ``unknown_parameter`` naming the accepted ones), as
+    unknown body fields are (422).
+    """
+
+    DEFAULT_UNKNOWN_BY_LOCATION = {**FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION, "query": ma.RAISE}
+
+    def handle_error(self, error: ma.ValidationError, req: Any, schema: ma.Schema, **kw: Any) -> Any:
+        messages = error.messages.get("query") if isinstance(error.messages, dict) else None
+        unknown = sorted(k for k, v in (messages or {}).items() if v == [UNKNOWN_FIELD])
+        if unknown:
+            accepted = sorted(f.data_key or name for name, f in schema.fields.items())
+            raise BadRequest(
+                f"unknown query parameter {', '.join(unknown)}; accepted: {', '.join(accepted) or 'none'}",
+                code="unknown_parameter",
+                details={"unknown": unknown, "accepted": accepted},
+            )
+        return super().handle_error(error, req, schema, **kw)
 
     def _raw_load_json(self, req: Any) -> Any:
         if "json_body" in g:

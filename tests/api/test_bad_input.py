@@ -62,3 +62,12 @@ def test_invalid_json_is_400_naming_where_it_broke(acme, world: World):
     error = response.get_json()["error"]
     assert "line 2, column" in error["message"]
     assert error["details"]["line"] == 2
+
+
+def test_an_unknown_query_parameter_is_400_naming_the_accepted_ones(acme, world: World):
+    response = acme.owner.get(f"/v1/sessions/{world.session}/context", query_string={"fromat": "request"})
+
+    assert (response.status_code, error_code(response)) == (400, "unknown_parameter")
+    error = response.get_json()["error"]
+    assert error["details"] == {"unknown": ["fromat"], "accepted": ["compaction", "format", "full"]}
+    assert "accepted: compaction, format, full" in error["message"]
