@@ -106,6 +106,13 @@ def test_a_trys_new_message_is_recorded_in_the_ledger_under_a_seq_no_later_store
     assert len(stored) == len(HISTORY) + 2
 
 
+def test_try_lists_every_part_it_leaves_out_the_trailing_assistant_message_included(lab: Lab, session: str):
+    response = lab.try_(session, {"exclude": ["system:memory"]})
+
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["excluded"] == ["system:memory", "message:4", "message:5", "message:6"]
+
+
 def test_try_without_a_message_re_answers_the_last_user_turn(lab: Lab, session: str):
     with_memory = lab.try_(session)
     without = lab.try_(session, {"exclude": ["system:memory"]})
@@ -122,7 +129,8 @@ def test_try_include_re_includes_a_stored_exclusion_for_that_call_only(lab: Lab,
 
     response = lab.try_(session, {"include": ["message:2", "tool:grep"]})
 
-    assert response.get_json()["excluded"] == []
+    # the turn re-answered is message 3: the messages after it are left out, and listed
+    assert response.get_json()["excluded"] == ["message:4", "message:5", "message:6"]
     assert wire_texts(lab) == ["what is the plan?", "ship it", "and the memory?"]
     assert "grep" in [t["name"] for t in lab.fake.bodies(MESSAGES)[-1]["tools"]]
     lab.try_(session)
