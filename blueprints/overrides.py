@@ -156,7 +156,8 @@ ERRORS = (
     (
         422,
         "`malformed_part`, `wrong_target`, `replace_not_allowed_for_tools`, `replacement_required`, "
-        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `unknown_part`, `no_user_message`, "
+        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `unknown_part`, `unknown_paired_from`, "
+        "`no_user_message`, "
         "`starts_with_assistant`; `details.parts` names the parts.",
     ),
 )
