@@ -97,7 +97,10 @@ def seed(engine: Engine, config: Config) -> dict[str, Any]:
         caller = Caller(user_id=uuid.UUID(owner["user_id"]), api_key_id=None)
         for text in TURNS:
             content = [{"type": "text", "text": text}]
-            start_run(Deps(engine, config), store.tenant_id, RunRequest(session, content, caller))
+            # each turn runs on the session as it is now (its todo list as the last turn left it)
+            start_run(
+                Deps(engine, config), store.tenant_id, RunRequest(_current(engine, session), content, caller)
+            )
     return {
         "tenant_id": owner["tenant_id"],
         "owner_key": owner["api_key"],
@@ -105,6 +108,12 @@ def seed(engine: Engine, config: Config) -> dict[str, Any]:
         "agent_id": str(agent.id),
         "session_id": str(session.id),
     }
+
+
+def _current(engine: Engine, session: Any) -> Any:
+    """The session's row as stored now."""
+    with engine.connect() as conn:
+        return TenantStore(conn, session.tenant_id).sessions.get(session.id)
 
 
 def _agent_and_session(store: TenantStore, owner_id: Any) -> tuple[Any, Any, bool]:

@@ -231,6 +231,27 @@ def test_inspect_equals_the_next_runs_first_request_minus_its_new_user_message(
     assert sum(p["included"] for p in parts["messages"]) == 22 - 2 and len(inspected["system"]) == 5
 
 
+def test_the_demo_runs_each_turn_on_the_sessions_current_state_no_call_carries_a_stale_todo_list(
+    make_app, fake, engine, database_url
+):
+    seeded = demo.seed(engine, load_config(overrides={"database_url": database_url}))
+    owner = As(
+        make_app(**fake_config(fake)).test_client(), seeded["owner_key"], seeded["tenant_id"], "", "owner"
+    )
+    path = f"/v1/sessions/{seeded['session_id']}"
+    calls = list(reversed(owner.get(f"{path}/calls", query_string={"limit": 100}).get_json()["items"]))
+
+    todo = [
+        next(p for p in owner.get(f"{path}/calls/{c['id']}").get_json()["parts"] if p["id"] == "system:todo")
+        for c in calls
+    ]
+
+    # the todo list is written by the third turn: every call after that one carries it as it is now
+    written = next(i for i, part in enumerate(todo) if not part["changed_since_call"])
+    assert written > 0 and all(not part["changed_since_call"] for part in todo[written:])
+    assert not [c for c in calls[written + 1 :] if (c["cache"] or {}).get("miss_cause") == "source_changed"]
+
+
 def test_the_summary_part_can_be_excluded_and_replaced(lab: Lab):
     session = lab.session(lab.agent(), [user("one"), assistant("two"), user("three"), assistant("four")])
     lab.summary(session, 2, "they counted to two")
