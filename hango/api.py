@@ -68,9 +68,12 @@ def http_error_response(error: HTTPException) -> Response:
 
 
 GENERIC_ERRORS = (
-    "The error envelope. Besides the codes each operation lists: `bad_request` (400, malformed JSON), "
+    "The error envelope. Besides the codes each operation lists: `bad_request` (400, malformed JSON: the "
+    "message and `details` name the line and column), `unknown_parameter` (400, a query parameter the "
+    "operation does not take; `details.accepted` lists those it does), "
     "`missing_api_key`, `malformed_api_key`, `invalid_api_key`, `revoked_api_key` (401), "
-    "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415), "
+    "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415, a "
+    "body sent without a JSON content type), "
     "`invalid` (422, the body or parameters break the schema; `details` says where), "
     "`nul_character` (422, a text holds U+0000, which cannot be stored), "
     "`lone_surrogate` (422, a text holds an unpaired UTF-16 surrogate, which cannot be stored), "
