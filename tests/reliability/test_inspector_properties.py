@@ -49,6 +49,7 @@ REASONS = {
     "starts_with_assistant",
     "unanswered_tool_use",
     "orphan_tool_result",
+    "unknown_paired_from",
 }
 PROPERTY = settings(
     max_examples=int(os.environ.get("HANGO_PROPERTY_EXAMPLES", "60")),
