@@ -90,10 +90,16 @@ class NextCallCacheSchema(Schema):
     miss_reason = fields.String(
         required=True,
         allow_none=True,
-        metadata={"description": "prefix_changed, expired, below_minimum, first_call or null"},
+        metadata={
+            "description": "prefix_changed, expired, below_minimum, first_call, beyond_lookback or null"
+        },
     )
     miss_part = fields.String(
-        required=True, allow_none=True, metadata={"description": "the first changed part"}
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "the first changed part (beyond_lookback: where the unreachable cached prefix ended)"
+        },
     )
     miss_cause = fields.String(required=True, allow_none=True)
 
