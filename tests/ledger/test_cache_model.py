@@ -101,10 +101,16 @@ def test_a_full_hit_is_a_hit_and_expects_what_the_provider_counted(cache_lab: Ca
     lab.fake.reply(text("fine"), text("still fine"))
 
     said(lab, session, "how are you?")
+    foreseen = lab.inspect(session)["cache"]
     said(lab, session, "and now?")
 
     first, second = verdicts(lab, session)
     assert first["miss_reason"] == "first_call"
+    # inspect foresaw the call's verdict in the same units (the next call sends one more user message)
+    assert (foreseen["miss_reason"], foreseen["expected_read_tokens"]) == (
+        None,
+        second["expected_read_tokens"],
+    )
     whole_first_prompt = cache.outcomes[0].read + cache.outcomes[0].written + cache.outcomes[0].uncached
     assert second["miss_reason"] is None
     assert second["expected_read_tokens"] == second["reported_read_tokens"] == whole_first_prompt
