@@ -3,8 +3,9 @@
 Random histories and random proposed agent and session sets go through ``POST
 …/context/preview`` and ``POST …/context/save``: both refuse alike (same status
 and code) or the inspect response after the save shows exactly the preview's
-figures, a run against the judging fake (``anthropic_rules``) succeeds, and the
-ledger's first call of that run sent the preview's parts, in its order.
+figures, a run against the judging fake (``anthropic_rules``, with Anthropic's prompt
+cache) succeeds, the ledger's first call of that run sent the preview's parts, in its
+order, and no call of the run is judged ``unexplained`` by the faithful cache.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def test_preview_save_inspect_run_and_ledger_show_the_same_figures(judged: Judge
         first = calls[-1]  # newest first: the run's first call is the oldest
         ledger = judged.who.get(f"/v1/sessions/{session}/calls/{first['id']}").get_json()["parts"]
         assert [p["id"] for p in ledger][: len(sent_parts(preview))] == sent_parts(preview)
+        # the faithful cache fake read what the verdicts expected: no call of the run is a false miss
+        assert [c["cache"] for c in calls if c["cache"]["miss_reason"] == "unexplained"] == []
         judged.assert_all_valid()
 
     checked_alone(judged, example)
