@@ -21,6 +21,7 @@ from blueprints import (
     memory,
     messages,
     overrides,
+    pending,  # noqa: F401 (adds its routes to context.blp)
     runs,
     sessions,
     skills,

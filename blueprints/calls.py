@@ -37,9 +37,16 @@ class CallCacheSchema(Schema):
     reported_read_tokens = fields.Integer(metadata={"description": "what the provider reported"})
     miss_reason = fields.String(
         allow_none=True,
-        metadata={"description": "prefix_changed, expired, below_minimum, first_call or unexplained"},
+        metadata={
+            "description": "prefix_changed, expired, below_minimum, first_call, beyond_lookback or unexplained"
+        },
     )
-    miss_part = fields.String(allow_none=True, metadata={"description": "the first changed part"})
+    miss_part = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "the first changed part (beyond_lookback: where the unreachable cached prefix ended)"
+        },
+    )
     miss_cause = fields.String(allow_none=True, metadata={"description": "why that part changed"})
 
 

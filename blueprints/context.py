@@ -20,8 +20,10 @@ from hango.inspector import calibration
 from hango.inspector.call_views import next_call_cache
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.part_content import full_part
+from hango.inspector.pending import mark_excluded_by
 from hango.inspector.snapshot import Snapshot, build_snapshot
 from hango.inspector.suggestions import compaction_preview
+from hango.inspector.units import scaled_totals
 from hango.messages import message_to_dict
 from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.telemetry import names
@@ -118,27 +120,43 @@ class Context(MethodView):
                 return neutral_body(assembly.captured)
             if args["format"] in WIRE_FORMATS:
                 return wire_request(assembly.captured, args["format"])
-            snapshot = build_snapshot(assembly, tenancy.deps())
+            snapshot = inspected(assembly)
             _record(snapshot, started)
-        agent = assembly.state.agent
-        provider, model = split_model(agent.model)
-        recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
-        body = snapshot.as_dict()
-        calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
-        return {
-            "session_id": str(session_id),
-            "agent_id": str(agent.id),
-            "model": agent.model,
-            "wire_format": wire_format_of(agent.model),
-            **body,
-            **(calibrated.report(body["totals"]) if calibrated else calibration.UNCALIBRATED),
-            # ``reported`` is never null in a stored row: null means no run of the session made a call yet.
-            "last_call": None
-            if recent.reported is None
-            else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
-            "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
-            **_compaction(assembly, snapshot.would_compact or args["compaction"] == "preview"),
-        }
+        return inspect_response(assembly, snapshot, args["compaction"] == "preview")
+
+
+def inspected(assembly: Assembly) -> Snapshot:
+    """The inspect figures of an assembly, every derived exclusion named (``excluded_by``)."""
+    snapshot = build_snapshot(assembly, tenancy.deps())
+    mark_excluded_by(snapshot, assembly)
+    return snapshot
+
+
+def inspect_response(assembly: Assembly, snapshot: Snapshot, compaction: bool) -> dict[str, Any]:
+    """The inspect response of ``assembly``: its parts and totals, calibration, cache outlook, compaction."""
+    agent = assembly.state.agent
+    session_id = assembly.state.session_id
+    provider, model = split_model(agent.model)
+    recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
+    body = snapshot.as_dict()
+    calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
+    if body["counted"] == "provider":  # one unit: the groups in the provider's count, no estimate beside it
+        body["totals"] = scaled_totals(body["totals"], body["total_before"], body["total_after"])
+    body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
+    return {
+        "session_id": str(session_id),
+        "agent_id": str(agent.id),
+        "model": agent.model,
+        "wire_format": wire_format_of(agent.model),
+        **body,
+        **(calibrated.report(body["totals"], body["counted"]) if calibrated else calibration.UNCALIBRATED),
+        # ``reported`` is never null in a stored row: null means no run of the session made a call yet.
+        "last_call": None
+        if recent.reported is None
+        else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
+        "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
+        **_compaction(assembly, snapshot.would_compact or compaction),
+    }
 
 
 def _compaction(assembly: Assembly, wanted: bool) -> dict[str, Any]:

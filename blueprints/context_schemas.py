@@ -43,6 +43,14 @@ class PartSchema(Schema):
         fields.String(), required=True, metadata={"description": "every part sent or left out with this one"}
     )
     stale = fields.Boolean(required=True)
+    excluded_by = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "left out because of this part's override: the part that pulled a companion in, "
+            "or the excluded tool whose block this is (`system:subagent` goes with `tool:task`)"
+        },
+    )
     cached_prefix = fields.Boolean(required=True)
     cache_loss_tokens = fields.Integer(required=True)
     role = fields.String(
@@ -82,10 +90,16 @@ class NextCallCacheSchema(Schema):
     miss_reason = fields.String(
         required=True,
         allow_none=True,
-        metadata={"description": "prefix_changed, expired, below_minimum, first_call or null"},
+        metadata={
+            "description": "prefix_changed, expired, below_minimum, first_call, beyond_lookback or null"
+        },
     )
     miss_part = fields.String(
-        required=True, allow_none=True, metadata={"description": "the first changed part"}
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "the first changed part (beyond_lookback: where the unreachable cached prefix ended)"
+        },
     )
     miss_cause = fields.String(required=True, allow_none=True)
 
@@ -104,7 +118,19 @@ class InspectSchema(Schema):
     counted = fields.String(required=True, metadata={"enum": ["provider", "estimate"]})
     total_before = fields.Integer(required=True, metadata={"description": "in the unit of `counted`"})
     total_after = fields.Integer(required=True, metadata={"description": "in the unit of `counted`"})
-    totals = fields.Nested(TotalsSchema, required=True, metadata={"description": "per group, estimates"})
+    totals = fields.Nested(
+        TotalsSchema,
+        required=True,
+        metadata={"description": "per group, in the unit `totals_unit` says; they add up to the totals"},
+    )
+    totals_unit = fields.String(
+        required=True,
+        metadata={
+            "enum": ["estimate", "provider_scaled"],
+            "description": "`provider_scaled`: the provider counted the request and the group estimates are "
+            "scaled to its count (largest remainder); `estimate`: hango's estimates",
+        },
+    )
     context_window = fields.Integer(required=True)
     compact_at = fields.Integer(required=True)
     output_reserve = fields.Integer(

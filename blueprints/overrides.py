@@ -14,6 +14,7 @@ import uuid
 from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
+from werkzeug.datastructures import ETags
 
 from blueprints.common import error_responses, part_id
 from hango import telemetry, tenancy
@@ -87,7 +88,7 @@ def _stored(target: Target) -> list[StoredOverride]:
     return sorted(tenancy.store().context_overrides.list(target), key=lambda o: part_key(o.part))
 
 
-def _respond(target: Target, added: list[PartID] | None = None) -> tuple[dict, int, dict]:
+def respond(target: Target, added: list[PartID] | None = None) -> tuple[dict, int, dict]:
     stored = _stored(target)
     body: dict = {"overrides": [vars(o) for o in stored]}
     if added is not None:
@@ -105,22 +106,26 @@ def _scope(agent_id: uuid.UUID) -> dict:
     return {"agent_id": str(agent_id), "agent_name": agent.name if agent else None, "sessions": sessions}
 
 
-def _check_if_match(stored: list[StoredOverride]) -> None:
-    """412 unless ``If-Match`` is absent, ``*`` or lists the stored set's ETag (RFC 9110 §13.1.1)."""
-    expected = request.if_match
+def _check_if_match(stored: list[StoredOverride], expected: ETags | None, route: str) -> None:
+    """412 unless ``If-Match`` (or ``expected``) is absent, ``*`` or lists the stored set's ETag (RFC 9110 §13.1.1)."""
+    expected = request.if_match if expected is None else expected
     if expected and not expected.contains(etag_of(stored).strip('"')):
         raise PreconditionFailed(
-            "the overrides changed since they were read; GET them again", code="etag_mismatch"
+            f"the {route}'s overrides changed since they were read; GET them again",
+            code="etag_mismatch",
+            details={"route": route},
         )
 
 
-def _put(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]:
-    """Lock, compare ``If-Match``, screen and close on the next request, store, audit."""
+def put_set(
+    target: Target, overrides: list[Override], expected: ETags | None = None
+) -> tuple[dict, int, dict]:
+    """Lock, compare ``If-Match`` (or ``expected``), screen and close on the next request, store, audit."""
     store = tenancy.store()
     if not store.context_overrides.lock_target(target):
         raise NotFound()
     stored = _stored(target)
-    _check_if_match(stored)
+    _check_if_match(stored, expected, target.kind)
     prepared = _prepared(target)
     screened = validate_set(prepared.chain, prepared.state, overrides, [o.part for o in stored], target.kind)
     closed, added = closed_for_put(screened, target.kind, [o.part for o in stored if o.action == "exclude"])
@@ -130,7 +135,7 @@ def _put(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]:
     tenancy.audit("context.override", target.kind, target.id, detail)
     active = telemetry.meter().create_gauge(names.METRIC_CONTEXT_OVERRIDES_ACTIVE)
     active.set(store.context_overrides.count_active(), {names.TENANT_ID: str(store.tenant_id)})
-    return _respond(target, added)
+    return respond(target, added)
 
 
 def _prepared(target: Target) -> Prepared:
@@ -141,7 +146,7 @@ def _prepared(target: Target) -> Prepared:
     return prepare_agent(deps, store, store.agents.get(target.id), caller)
 
 
-def _from_body(body: dict) -> list[Override]:
+def from_body(body: dict) -> list[Override]:
     return [Override(o["part"], o["action"], o["replacement"], o["paired_from"]) for o in body["overrides"]]
 
 
@@ -151,7 +156,8 @@ ERRORS = (
     (
         422,
         "`malformed_part`, `wrong_target`, `replace_not_allowed_for_tools`, `replacement_required`, "
-        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `unknown_part`, `no_user_message`, "
+        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `unknown_part`, `unknown_paired_from`, "
+        "`no_user_message`, "
         "`starts_with_assistant`; `details.parts` names the parts.",
     ),
 )
@@ -162,11 +168,11 @@ def _view(kind: str, set_schema: type[Schema], result_schema: type[Schema], docs
 
     def get(self, **ids: uuid.UUID):
         (target_id,) = ids.values()  # agent_id or session_id, by the route
-        return _respond(Target(kind, target_id))
+        return respond(Target(kind, target_id))
 
     def put(self, body: dict, **ids: uuid.UUID):
         (target_id,) = ids.values()
-        return _put(Target(kind, target_id), _from_body(body))
+        return put_set(Target(kind, target_id), from_body(body))
 
     get.__doc__, put.__doc__ = docs
     get = blp.response(200, set_schema)(get)

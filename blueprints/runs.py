@@ -66,8 +66,13 @@ def multitask_field() -> fields.String:
 class CompactResultSchema(Schema):
     through_seq = fields.Integer(metadata={"description": "the summary stands for the messages up to here"})
     summarize = fields.List(fields.Integer(), metadata={"description": "first and last seq summarized"})
-    keep_from = fields.Integer()
-    tokens_summarized = fields.Integer()
+    keep_from = fields.Integer(
+        allow_none=True, metadata={"description": "the first kept message; null when every one is summarized"}
+    )
+    tokens_summarized = fields.Integer(
+        metadata={"description": "the messages summarized (not the old summary)"}
+    )
+    previous_summary_tokens = fields.Integer(metadata={"description": "the earlier summary folded in"})
     tokens_kept = fields.Integer()
     model = fields.String()
 

@@ -16,6 +16,7 @@ from marshmallow import Schema, fields, validate
 from blueprints.common import MAX_PAGE, error_response
 from blueprints.context import blp, session_assembly
 from hango import telemetry, tenancy
+from hango.inspector.measure import measured
 from hango.inspector.snapshot import build_snapshot
 from hango.inspector.suggestions import KINDS, Thresholds, compaction_preview, suggest
 from hango.telemetry import names
@@ -65,7 +66,8 @@ class Suggestions(MethodView):
             limits = Thresholds.from_config(deps.config)
             usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
             preview = compaction_preview(assembly)
-            found = suggest(assembly, snapshot, usage, limits, preview)
+            found = measured(assembly, deps, suggest(assembly, snapshot, usage, limits, preview))
+            found.sort(key=lambda s: -s.tokens_saved)
             span.set_attributes(
                 {
                     names.CONTEXT_SUGGESTIONS: len(found),

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import flask_smorest
+import marshmallow as ma
 from flask import Flask, Response, g, jsonify, request
 from flask_smorest import Api
 from marshmallow import Schema, fields
@@ -72,9 +73,12 @@ def http_error_response(error: HTTPException) -> Response:
 
 
 GENERIC_ERRORS = (
-    "The error envelope. Besides the codes each operation lists: `bad_request` (400, malformed JSON), "
+    "The error envelope. Besides the codes each operation lists: `bad_request` (400, malformed JSON: the "
+    "message and `details` name the line and column), `unknown_parameter` (400, a query parameter the "
+    "operation does not take; `details.accepted` lists those it does), "
     "`missing_api_key`, `malformed_api_key`, `invalid_api_key`, `revoked_api_key` (401), "
-    "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415), "
+    "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415, a "
+    "body sent without a JSON content type), "
     "`invalid` (422, the body or parameters break the schema; `details` says where), "
     "`nul_character`, `lone_surrogate` (422, a text holds U+0000 or a lone surrogate, which cannot be "
     "stored), `missing_body` (422, the operation needs a JSON body and got none), "
@@ -138,27 +142,41 @@ def _unstorable(value: Any) -> str | None:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_UNSTORABLE = {"nul_character": "a NUL character (U+0000)", "lone_surrogate": "a lone surrogate"}
+_UNSTORABLE = {
+    "nul_character": "a NUL character (U+0000)",
+    "lone_surrogate": "a lone surrogate (U+D800–U+DFFF without its pair)",
+}
 
 
 def screen_input() -> None:
-    """Refuse what the argument parser cannot take: JSON nested too deep, text hango cannot store.
+    """Refuse what the argument parser cannot take: a body that is not JSON, JSON that does not parse
+    or nests too deep, text hango cannot store. The one place these rules live.
 
-    JSON nested past Python's parser stack raises ``RecursionError`` inside the parser (400
-    ``bad_request`` here). U+0000 cannot be stored in PostgreSQL's ``text`` (422 ``nul_character``),
-    a lone surrogate (JSON's ``"\\ud800"``) cannot be encoded as UTF-8 (422 ``lone_surrogate``);
-    a path or query string never holds one (werkzeug decodes bad UTF-8 to U+FFFD).
+    A body sent without a JSON content type is 415 ``unsupported_media_type``; JSON nested past
+    Python's parser stack raises ``RecursionError`` inside the parser (400 ``bad_request``);
+    invalid JSON is 400 ``bad_request`` naming the line and column. U+0000 cannot be stored in
+    PostgreSQL's ``text`` (422 ``nul_character``), a lone surrogate (JSON's ``"\\ud800"``) cannot
+    be encoded as UTF-8 (422 ``lone_surrogate``); a path or query string never holds one (werkzeug
+    decodes bad UTF-8 to U+FFFD). A missing body is the view's to judge (``Blueprint.arguments``).
     """
     where, code = None, None
     if "\x00" in request.path or any("\x00" in k + v for k, v in request.args.items(multi=True)):
         where, code = "path or query", "nul_character"
+    elif request.get_data(cache=True) and not request.is_json:
+        raise UnsupportedMedia("the body must be JSON: send it with Content-Type: application/json")
     elif request.is_json and request.get_data(cache=True):
         try:
             body = json.loads(request.get_data(cache=True))
         except RecursionError:
             raise BadRequest("the JSON body is nested too deeply", code="bad_request") from None
+        except json.JSONDecodeError as exc:
+            raise BadRequest(
+                f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+                code="bad_request",
+                details={"line": exc.lineno, "column": exc.colno, "position": exc.pos},
+            ) from None
         except ValueError:
-            return  # malformed JSON: the argument parser answers 400 with its reason
+            return  # not UTF-8: the argument parser answers 400 with its reason
         g.json_body = body
         code = _unstorable(body)
         where = "body" if code else None
@@ -170,8 +188,29 @@ def screen_input() -> None:
         )
 
 
+UNKNOWN_FIELD = ma.Schema._default_error_messages["unknown"]  # marshmallow's word for an unknown field
+
+
 class InputParser(FlaskParser):
-    """webargs' parser, reading the JSON body ``screen_input`` already parsed: one parse a request."""
+    """webargs' parser, reading the JSON body ``screen_input`` already parsed: one parse a request.
+
+    An unknown query parameter is refused (400 ``unknown_parameter`` naming the accepted ones), as
+    unknown body fields are (422).
+    """
+
+    DEFAULT_UNKNOWN_BY_LOCATION = {**FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION, "query": ma.RAISE}
+
+    def handle_error(self, error: ma.ValidationError, req: Any, schema: ma.Schema, **kw: Any) -> Any:
+        messages = error.messages.get("query") if isinstance(error.messages, dict) else None
+        unknown = sorted(k for k, v in (messages or {}).items() if v == [UNKNOWN_FIELD])
+        if unknown:
+            accepted = sorted(f.data_key or name for name, f in schema.fields.items())
+            raise BadRequest(
+                f"unknown query parameter {', '.join(unknown)}; accepted: {', '.join(accepted) or 'none'}",
+                code="unknown_parameter",
+                details={"unknown": unknown, "accepted": accepted},
+            )
+        return super().handle_error(error, req, schema, **kw)
 
     def _raw_load_json(self, req: Any) -> Any:
         if "json_body" in g:
@@ -183,8 +222,8 @@ class Blueprint(flask_smorest.Blueprint):
     """The blueprint every API area uses: flask-smorest's, with hango's argument parser.
 
     A JSON body the document marks required is required: webargs reads a missing body as ``{}``,
-    which a PATCH would take for "change nothing" (422 ``missing_body``), and a body of another
-    media type as no body at all (415 ``unsupported_media_type``).
+    which a PATCH would take for "change nothing" (422 ``missing_body``). A body of another media
+    type never gets here: ``screen_input`` answers it 415 for every operation.
     """
 
     ARGUMENTS_PARSER = InputParser()
@@ -197,12 +236,10 @@ class Blueprint(flask_smorest.Blueprint):
 
 
 def _checking_body(view: Callable[..., Any], required: bool) -> Callable[..., Any]:
-    """``view``, refusing a request whose body is not JSON, or is missing when ``required``."""
+    """``view``, refusing a request whose body is missing when ``required``."""
 
     @functools.wraps(view)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if request.get_data(cache=True) and not request.is_json:
-            raise UnsupportedMedia("the body must be JSON (Content-Type: application/json)")
         if required and not request.get_data(cache=True):
             raise Unprocessable(
                 "this operation needs a JSON body", code="missing_body", details={"json": "missing"}

@@ -81,6 +81,8 @@ TABLE: dict[tuple[str, str], str] = {
     ("POST", "/v1/runs/<uuid:run_id>/cancel"): "run",
     ("GET", f"{SESSION}/context"): "session",
     ("POST", f"{SESSION}/context/try"): "session",
+    ("POST", f"{SESSION}/context/preview"): "session",
+    ("POST", f"{SESSION}/context/save"): "session",
     ("GET", f"{SESSION}/calls"): "session",
     ("GET", f"{SESSION}/calls/<uuid:call_id>"): "session",
     ("GET", f"{SESSION}/context/diff"): "session",

@@ -35,7 +35,10 @@ class Config:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     otlp_endpoint: str | None = None
+    otlp_traces_endpoint: str | None = None
     otlp_metrics_endpoint: str | None = None
+    traces_exporter: str = "otlp"  # OpenTelemetry's own switch: "none" exports no traces
+    metrics_exporter: str = "otlp"  # "none" for a trace-only backend such as Arize Phoenix
     trace_project: str = "hango"
     call_ledger: bool = True
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
@@ -86,7 +89,10 @@ _ENV = {
     "openai_base_url": "HANGO_OPENAI_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "otlp_traces_endpoint": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     "otlp_metrics_endpoint": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "traces_exporter": "OTEL_TRACES_EXPORTER",
+    "metrics_exporter": "OTEL_METRICS_EXPORTER",
     "trace_project": "HANGO_TRACE_PROJECT",
     "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",

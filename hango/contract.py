@@ -7,8 +7,12 @@ and every string property of the document says so (``NO_NUL``, or a pattern of i
 
 Every ``/v1`` operation may also answer 401 (no or a bad key), 429 (the member's rate
 limit, or too many failed authentications), 500 and 503; one with a path parameter 404;
-one with a query 422; one with a body 413, 415 and 422. ``ContractPlugin`` lists them on
-each operation with the error envelope, adding to the statuses its view documents.
+one with a query 400 (a parameter it does not take) and 422; one with a body 400 (JSON
+that does not parse, naming where), 413, 415 (a body sent without a JSON content type) and
+422. ``ContractPlugin`` lists them on each operation with the error envelope, adding to the
+statuses its view documents. The rules themselves live in one place each: the body's in
+``hango.api.screen_input``, the query's in ``hango.api.InputParser``, a missing body in
+``hango.api.Blueprint.arguments``.
 """
 
 from __future__ import annotations
@@ -86,9 +90,16 @@ WITH_INPUT = {
     "422": "`invalid`: the parameters or body break the schema (`details` says where); "
     "`nul_character`, `lone_surrogate`: a text holds U+0000 or a lone surrogate, which cannot be stored.",
 }
+WITH_QUERY = {
+    **WITH_INPUT,
+    "400": "`unknown_parameter`: a query parameter the operation does not take "
+    "(`details.unknown`; `details.accepted` lists those it takes).",
+}
 WITH_BODY = {
+    "400": "`bad_request`: the body is not valid JSON (the message and `details` name the line and "
+    "column), or nests too deep.",
     "413": "`payload_too_large`: the body is larger than the server takes (`HANGO_MAX_BODY_BYTES`).",
-    "415": "`unsupported_media_type`: the body is not `application/json`.",
+    "415": "`unsupported_media_type`: a body sent without a JSON content type (`application/json`).",
     "422": WITH_INPUT["422"] + " `missing_body`: the operation needs a JSON body and got none.",
 }
 
@@ -114,12 +125,21 @@ class ContractPlugin(BasePlugin):
         for operation in (operations or {}).values():
             generic = {**GENERIC, **(WITH_PATH if "{" in path else {})}
             if any(p.get("in") == "query" for p in operation.get("parameters", []) if isinstance(p, dict)):
-                generic |= WITH_INPUT
+                generic |= WITH_QUERY
             if "requestBody" in operation:
-                generic |= WITH_BODY
+                generic = _joined(generic, WITH_BODY)
             responses = operation.setdefault("responses", {})
             for status, text in generic.items():
                 _document(responses, status, text)
+
+
+def _joined(generic: dict[str, str], more: dict[str, str]) -> dict[str, str]:
+    """``generic`` with ``more``; a status both list says both texts (a query's 400 and a body's)."""
+    joined = dict(generic)
+    for status, text in more.items():
+        own = joined.get(status)
+        joined[status] = text if own is None or text.startswith(own) else f"{own} {text}"
+    return joined
 
 
 def _document(responses: dict, status: str, text: str) -> None:

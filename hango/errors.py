@@ -4,10 +4,11 @@ HangoError (500 internal_error)
 ├── BadRequest (400)          ├── Conflict (409)
 ├── Unauthorized (401)        ├── PreconditionFailed (412)
 ├── QuotaExhausted (402)      ├── PayloadTooLarge (413)
-├── NotFound (404)            ├── UnsupportedMedia (415)
-├── RateLimited (429)         ├── Unprocessable (422)
-├── BadGateway (502)          ├── ServiceUnavailable (503)
-└── Cancelled (409)           └── GatewayTimeout (504)
+├── Forbidden (403)           ├── UnsupportedMedia (415)
+├── NotFound (404)            ├── Unprocessable (422)
+├── RateLimited (429)         ├── ServiceUnavailable (503)
+├── BadGateway (502)          └── GatewayTimeout (504)
+└── Cancelled (409)
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ class QuotaExhausted(HangoError):
         "quota_exhausted",
         "the tenant's token quota for this month is used up",
     )
+
+
+class Forbidden(HangoError):
+    """The caller sees the object but may not change it (what they may not see is NotFound)."""
+
+    status, code, default_message = 403, "forbidden", "the caller may not change this"
 
 
 class NotFound(HangoError):

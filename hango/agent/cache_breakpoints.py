@@ -1,9 +1,18 @@
-"""Prompt-cache breakpoints: on the last sent stable system block and on the last message.
+"""Prompt-cache breakpoints: on the last sent stable system block and on the last message, with
+bridges between them where Anthropic's lookback would lose the message cache.
 
 Tools and the stable system blocks form the cached prefix. ``system:todo``
 changes between turns, so it is the one volatile block and never carries a
 breakpoint. System overrides are applied before the prompt-cache slot runs, so
-the breakpoint always lands on a block that is really sent. Never more than 4.
+the breakpoint always lands on a block that is really sent.
+
+A breakpoint finds a cached prefix only within ``LOOKBACK_BLOCKS`` (20) blocks before it
+(``hango/agent/ledger/verdict.py``, the one cache model). The last message's breakpoint alone
+would lose the previous call's cache on a turn that adds more than 20 blocks (parallel tool
+calls and their results), so when the messages after the system breakpoint hold more than 20
+blocks, up to two **bridges** go on earlier messages: each on the earliest message that ends
+at most 20 blocks before the breakpoint after it. A cached prefix up to 60 blocks back is
+found that way. Never more than 4 breakpoints (the provider's limit).
 """
 
 from __future__ import annotations
@@ -11,7 +20,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hango.agent.draft import Draft
-from hango.agent.parts import SourcedBlock, system_part
+from hango.agent.ledger.record import sent_blocks
+from hango.agent.ledger.verdict import LOOKBACK_BLOCKS
+from hango.agent.parts import SourcedBlock, SourcedMessage, system_part
 
 VOLATILE = frozenset({system_part("todo")})
 MAX_BREAKPOINTS = 4
@@ -23,18 +34,46 @@ def system_breakpoint(system: tuple[SourcedBlock, ...]) -> int | None:
     return stable[-1] if stable else None
 
 
+def message_breakpoints(messages: tuple[SourcedMessage, ...], budget: int) -> frozenset[int]:
+    """The indexes of the messages that carry a breakpoint: the last one, and up to ``budget - 1`` bridges.
+
+    Blocks are counted from the first message (the system breakpoint sits right before it, or
+    earlier). A bridge goes only on a message the provider sees end where it ends: one followed
+    by a message of the other role (the adapters join consecutive messages of one role).
+    """
+    if not messages or budget <= 0:
+        return frozenset()
+    ends, total = [], 0
+    for sourced in messages:
+        total += sent_blocks(sourced.message)
+        ends.append(total)
+    last = len(messages) - 1
+    anchors = [i for i in range(last) if messages[i + 1].message.role != messages[i].message.role]
+    chosen = [last]
+    while len(chosen) < budget and ends[chosen[-1]] > LOOKBACK_BLOCKS:
+        reach = ends[chosen[-1]] - LOOKBACK_BLOCKS
+        earlier = [i for i in anchors if i < chosen[-1]]
+        within = [i for i in earlier if ends[i] >= reach]
+        # a single message longer than the lookback: the latest anchor before it, the best there is
+        bridge = min(within) if within else max(earlier, default=None)
+        if bridge is None or ends[bridge] == 0:
+            break
+        chosen.append(bridge)
+    return frozenset(chosen)
+
+
 def with_breakpoints(draft: Draft) -> Draft:
     """``draft`` with exactly the hango breakpoints set (any earlier marks cleared)."""
     at = system_breakpoint(draft.system)
     system = tuple(
         replace(s, block=replace(s.block, cache_control=i == at)) for i, s in enumerate(draft.system)
     )
-    last = len(draft.messages) - 1
+    marked = message_breakpoints(draft.messages, MAX_BREAKPOINTS - (at is not None))
     # Only messages whose mark changes are copied: the others keep their identity (and their estimate).
     messages = tuple(
         m
-        if m.message.cache_control == (i == last)
-        else replace(m, message=replace(m.message, cache_control=i == last))
+        if m.message.cache_control == (i in marked)
+        else replace(m, message=replace(m.message, cache_control=i in marked))
         for i, m in enumerate(draft.messages)
     )
     return draft.with_(system=system, messages=messages)

@@ -126,13 +126,19 @@ class Compaction:
         return seq_of(self.stored[self.cut - 1].part)
 
     def preview(self) -> dict[str, Any]:
-        """The inspect response's ``compaction``: the seqs it summarizes, where it keeps from, and the tokens."""
+        """The inspect response's ``compaction``: the seqs it summarizes, where it keeps from, and the tokens.
+
+        The previous summary (folded into the new one) is counted apart from the messages it adds;
+        ``keep_from`` is None when every stored message is summarized (no message is named that
+        does not exist).
+        """
         stored, last = self.stored, self.through_seq
+        earlier = [m for m in self.draft.messages if m.part == SUMMARY]
         return {
             "summarize": [seq_of(stored[0].part), last],
-            # when everything is summarized, the summary keeps from the next message to come
-            "keep_from": seq_of(stored[self.cut].part) if self.cut < len(stored) else last + 1,
-            "tokens_summarized": sum(estimate_message(m.message) for m in self.summarized),
+            "keep_from": seq_of(stored[self.cut].part) if self.cut < len(stored) else None,
+            "tokens_summarized": sum(estimate_message(m.message) for m in stored[: self.cut]),
+            "previous_summary_tokens": sum(estimate_message(m.message) for m in earlier),
             "tokens_kept": sum(estimate_message(m.message) for m in self.kept),
         }
 

@@ -161,7 +161,8 @@ class Gateway:
             "miss_cause": sent.verdict.miss_cause,
         }
         call_id = self._store(lambda store: store.model_calls.record(usage, call))
-        self.lineage.advance(call_id, sent.call, sent.ended_at)
+        reported = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
+        self.lineage.advance(call_id, sent.call, sent.ended_at, reported)
         return call_id
 
     def _store(self, write):

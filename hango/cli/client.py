@@ -49,7 +49,7 @@ class ApiError(ClientError):
         except (ValueError, KeyError, TypeError):
             message, self.code, error = response.reason or "error", "http_error", {}
         self.status = response.status_code
-        details = error.get("details")
+        details = self.details = error.get("details")
         parts = details.get("parts") if isinstance(details, dict) else None
         # The override routes name the parts a 422 is about; say them on the same line.
         named = f"; parts: {', '.join(map(str, parts))}" if isinstance(parts, list) and parts else ""

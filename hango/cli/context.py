@@ -4,12 +4,12 @@
 the agent's provider is sent). The change commands read the session's parts
 (for the agent id, ranges, each part's ``target`` route and ``paired_with``
 group, all decided by the server), then read the override set of each route
-they touch with its ``ETag``, change it, and ``PUT`` it back with ``If-Match``.
+they touch with its ``ETag``, change it, and save the changed sets in one request
+(``POST …/context/save``, each set with its ETag).
 A part the session's next request does not hold is sent too, for the server to
 refuse with its own message (exit 1). A command saves on both routes or on
-neither: when the second ``PUT`` is refused, the first route's set is put back.
-An agent-level change says how many sessions it applies to, before and after
-saving. ``message:3..9`` (inclusive) names the session's messages in that range.
+neither: the server stores both sets in one transaction.
+An agent-level change says how many sessions it applies to once saved. ``message:3..9`` (inclusive) names the session's messages in that range.
 """
 
 from __future__ import annotations
@@ -187,61 +187,39 @@ class Routes:
                 self._scope = body.get("scope")
         return self._read[route][0]
 
-    def write(self, route: str, overrides: StoredSet) -> dict[str, Any]:
-        """PUT the route's new set with ``If-Match``; a 412 is reported plainly."""
-        etag = self._read[route][1]
-        if route == "agent":
-            print(f"saving the agent's overrides: {scope_text(self._scope)}", file=sys.stderr)
-        try:
-            body, headers = self.api.exchange(
-                "PUT", self.path(route), body=overrides.body(), headers={"If-Match": etag}
-            )
-        except ApiError as exc:
-            if exc.status == 404 and route == "agent":
-                raise ClientError(
-                    f"you may not change agent {self.snapshot['agent_id']}: system and tool parts are the "
-                    "agent's, changed only by its owner or a tenant admin; nothing was saved for the agent. "
-                    "Leave them out of one call with `hango context try --exclude` instead"
-                ) from exc
-            if exc.status == 412:
-                raise ClientError(
-                    f"the {route}'s overrides changed while this command ran (someone else saved them); "
-                    f"nothing was saved for the {route}: run the command again"
-                ) from exc
-            raise
-        self._written[route] = headers.get("ETag")
-        return body
-
     def save(self, changes: dict[str, StoredSet]) -> dict[str, dict[str, Any]]:
-        """PUT each route's new set in turn; when one is refused, put back the sets already saved."""
-        saved: dict[str, dict[str, Any]] = {}
-        for route, overrides in changes.items():
-            try:
-                saved[route] = self.write(route, overrides)
-            except ClientError as exc:
-                raise self._put_back(list(saved), exc) from exc
-        return saved
+        """Save every changed route's set in one request, each with its ``ETag``: all land or none does."""
+        if not changes:
+            return {}
+        body = {
+            route: {**overrides.body(), "if_match": self._read[route][1]}
+            for route, overrides in changes.items()
+        }
+        session = self.snapshot["session_id"]
+        try:
+            saved = self.api.request("POST", f"/v1/sessions/{session}/context/save", body=body)
+        except ApiError as exc:
+            raise self._refused(exc, [r for r in ("agent", "session") if r in changes]) from exc
+        if "agent" in changes:
+            print(f"saved the agent's overrides: {scope_text(saved['agent'].get('scope'))}", file=sys.stderr)
+        return {route: saved[route] for route in changes}
 
-    def _put_back(self, routes: list[str], refused: ClientError) -> ClientError:
-        """``refused``, saying what became of the routes this command had saved before it."""
-        notes = [str(refused)]
-        for route in routes:
-            try:
-                self.api.exchange(
-                    "PUT",
-                    self.path(route),
-                    body=self.read(route).body(),
-                    headers={"If-Match": self._written[route]},
-                )
-                notes.append(f"the {route}'s overrides this command had saved were put back")
-            except ClientError as exc:
-                notes.append(
-                    f"the {route}'s overrides were saved and could not be put back ({exc}): "
-                    "check them with `hango context show`"
-                )
-        error = ClientError("; ".join(notes))
-        error.exit_code = refused.exit_code
-        return error
+    def _refused(self, exc: ApiError, routes: list[str]) -> Exception:
+        """The server's refusal in the command's words; nothing was saved on any route."""
+        nothing = "nothing was saved for the " + " or the ".join(routes)
+        if exc.status == 403:
+            return ClientError(
+                f"you may not change agent {self.snapshot['agent_id']}: system and tool parts are the "
+                f"agent's, changed only by its owner or a tenant admin; {nothing}. "
+                "Leave them out of one call with `hango context try --exclude` instead"
+            )
+        if exc.status == 412:
+            route = exc.details.get("route", "session") if isinstance(exc.details, dict) else "session"
+            return ClientError(
+                f"the {route}'s overrides changed while this command ran (someone else saved them); "
+                f"{nothing}: run the command again"
+            )
+        return exc
 
 
 def _parts(api: Client, session: str, specs: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -365,7 +343,8 @@ def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
         return {"applied": chosen, "compacted": _compact(api, args.session, None)}
     routes = Routes(api, found)
     before = routes.read(chosen["target"])
-    return {"applied": chosen, "saved": routes.write(chosen["target"], before.with_excluded(chosen["parts"]))}
+    target = chosen["target"]
+    return {"applied": chosen, "saved": routes.save({target: before.with_excluded(chosen["parts"])})[target]}
 
 
 def _compact(api: Client, session: str, instructions: str | None) -> Any:

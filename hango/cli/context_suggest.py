@@ -44,5 +44,9 @@ def _applied(result: dict[str, Any], width: int) -> list[str]:
 def render_compaction(result: dict[str, Any], width: int) -> list[str]:
     first, last = result["summarize"]
     said = f"summarized messages {first}-{last} ({result['tokens_summarized']} tokens) into the session's summary"
-    kept = f"kept from message {result['keep_from']} ({result['tokens_kept']} tokens); stored messages are unchanged"
+    kept = (
+        f"kept from message {result['keep_from']} ({result['tokens_kept']} tokens)"
+        if result["keep_from"] is not None
+        else "kept no message"
+    ) + "; stored messages are unchanged"
     return wrap(said, width) + wrap(kept, width)

@@ -29,9 +29,18 @@ BADGES = (
     ("replaced", "replaced: sent with its replacement text"),
     ("paired", "paired: excluded as a tool_use/tool_result companion"),
     ("stale", "stale: an override whose part is gone"),
+    ("left-out", "left-out=PART: not sent because PART is left out (the server says so)"),
     ("cached", "cached: in the cached prompt prefix, changing it misses the cache"),
 )
-COLOURS = {"heading": "1", "off": "2", "cached": "36", "paired": "33", "stale": "31", "replaced": "35"}
+COLOURS = {
+    "heading": "1",
+    "off": "2",
+    "cached": "36",
+    "paired": "33",
+    "stale": "31",
+    "replaced": "35",
+    "left-out": "33",
+}
 
 
 @dataclass(frozen=True)
@@ -94,9 +103,15 @@ def badges_of(part: dict[str, Any]) -> list[str]:
         "replaced": part.get("override") == "replace",
         "paired": part.get("paired"),
         "stale": part.get("stale"),
+        "left-out": part.get("excluded_by") and not part.get("paired"),
         "cached": part.get("cached_prefix"),
     }
     return [name for name, _ in BADGES if flags[name]]
+
+
+def badge_text(part: dict[str, Any], name: str) -> str:
+    """A badge as printed: ``left-out`` names the part that left this one out."""
+    return f"left-out={visible(part['excluded_by'])}" if name == "left-out" else name
 
 
 @dataclass(frozen=True)
@@ -139,7 +154,7 @@ def part_line(part: dict[str, Any], cols: Columns, style: Style) -> str:
     cells.append(str(part["tokens"]).rjust(cols.tokens))
     line = " ".join(cells[:2]) + GAP + GAP.join(cells[2:])
     line = line if part["included"] else style.paint(line, "off")
-    badges = " ".join(style.paint(name, name) for name in badges_of(part))
+    badges = " ".join(style.paint(badge_text(part, name), name) for name in badges_of(part))
     return f"{line}{GAP}{badges}" if badges else line
 
 
@@ -176,6 +191,8 @@ def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[st
     if last:
         reported = "-" if last.get("reported") is None else last["reported"]
         lines.append(f"last call: estimated {last['estimated']}, reported by the provider {reported}")
+    if snapshot.get("totals_unit") == "provider_scaled":
+        lines.append("group totals: the estimates scaled to the provider's count")
     calibration = snapshot.get("calibration")
     if calibration:
         calls = f"{calibration['calls']} call" + ("s" if calibration["calls"] > 1 else "")
@@ -202,10 +219,23 @@ class Choice:
         return sorted(shown, key=lambda p: -p["tokens"]) if self.order == "tokens" else shown
 
     def chosen(self, groups: list[list[dict[str, Any]]]) -> set[str]:
-        """The ids to print when not every part is: the top N overall, or each long group's largest."""
+        """The ids to print when not every part is: the top N overall, or the shape of the request.
+
+        The shape: each long group's largest parts, and every user turn and the summary, so the
+        conversation reads in order however long it is.
+        """
         if self.top is not None:
             return {p["id"] for p in largest([p for parts in groups for p in parts], self.top)}
-        return {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
+        turns = {p["id"] for parts in groups for p in parts if is_turn(p)}
+        return turns | {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
+
+
+def is_turn(part: dict[str, Any]) -> bool:
+    """The summary, or a user message holding text (not only tool results): a turn of the conversation."""
+    if part["kind"] == "summary":
+        return True
+    blocks = part["label"].partition("·")[2].split(",")
+    return part["kind"] == "message" and part.get("role") == "user" and "text" in [b.strip() for b in blocks]
 
 
 def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
@@ -214,9 +244,10 @@ def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
 
 
 def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[str]:
-    """``… 14 more parts, 212 tokens (--all shows every part)`` when rows were left out."""
+    """``… 14 more parts, 212 tokens (--all shows every part)`` when sent rows were left out (excluded ones
+    are not "more" of the request)."""
     ids = {p["id"] for p in shown}
-    rest = [p for p in parts if p["id"] not in ids]
+    rest = [p for p in parts if p["id"] not in ids and p["included"]]
     if not rest:
         return []
     noun = "part" if len(rest) == 1 else "parts"
@@ -231,7 +262,7 @@ def render_snapshot(
     groups = [snapshot[group] for group, _ in GROUPS]
     every = [p for parts in groups for p in parts]
     tokens = max((len(str(p["tokens"])) for p in every), default=1)
-    badges = max((len(" ".join(badges_of(p))) for p in every), default=0)
+    badges = max((len(" ".join(badge_text(p, n) for n in badges_of(p))) for p in every), default=0)
     chosen, printed = choice.chosen(groups), []
     lines = summary_lines(snapshot, width, style)
     for (group, title), parts in zip(GROUPS, groups, strict=True):

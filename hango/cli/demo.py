@@ -97,6 +97,7 @@ def seed(engine: Engine, config: Config) -> dict[str, Any]:
         caller = Caller(user_id=uuid.UUID(owner["user_id"]), api_key_id=None)
         for text in TURNS:
             content = [{"type": "text", "text": text}]
+            # each turn runs on the session as stored now: the queued run reads it fresh (its todo list)
             run_inline(Deps(engine, config), store.tenant_id, session, content, caller)
     return {
         "tenant_id": owner["tenant_id"],

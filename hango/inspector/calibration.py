@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hango.inspector.units import apportion
+
 CALLS = 20  # the recent calls the median is taken over
 
 
@@ -28,13 +30,20 @@ class Calibration:
         """``estimate`` as the provider would likely report it."""
         return round(estimate * self.ratio)
 
-    def report(self, totals: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
-        """Inspect's calibrated figures beside the estimated group totals (their ``after``)."""
-        groups = {group: self.apply(figures["after"]) for group, figures in totals.items()}
+    def report(self, totals: Mapping[str, Mapping[str, int]], counted: str = "estimate") -> dict[str, Any]:
+        """Inspect's calibrated figures beside the estimated group totals (their ``after``).
+
+        Beside a real count (``counted == "provider"``) there is no calibrated figure, only the ratio.
+        """
+        info = {"calibration": {"ratio": round(self.ratio, 4), "calls": self.calls}}
+        if counted == "provider":
+            return {"calibrated_total": None, "calibrated_totals": None, **info}
+        total = self.apply(sum(figures["after"] for figures in totals.values()))
+        shares = apportion(total, [figures["after"] for figures in totals.values()])
         return {
-            "calibrated_total": self.apply(sum(figures["after"] for figures in totals.values())),
-            "calibrated_totals": groups,
-            "calibration": {"ratio": round(self.ratio, 4), "calls": self.calls},
+            "calibrated_total": total,
+            "calibrated_totals": dict(zip(totals, shares, strict=True)),  # they add up to the total
+            **info,
         }
 
 

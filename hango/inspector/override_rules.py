@@ -122,6 +122,10 @@ def screen(
     if unknown:
         message = "these parts are not in the session's next request: " + ", ".join(in_part_order(unknown))
         raise OverrideRejected("unknown_part", message, unknown)
+    strays = [o.part for o in overrides if o.paired_from is not None and o.paired_from not in known]
+    if strays:  # a companion sent back is recomputed, but one naming no part of the request is a mistake
+        message = "paired_from names a part the request does not hold: " + ", ".join(in_part_order(strays))
+        raise OverrideRejected("unknown_paired_from", message, strays)
     for override in overrides:
         check_override(override, target or target_of(override.part))
     return distinct(overrides)

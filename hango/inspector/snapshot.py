@@ -12,11 +12,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from hango.agent.cache_breakpoints import system_breakpoint
 from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
+from hango.agent.ledger.record import sent_call
+from hango.agent.ledger.verdict import part_cache_losses, rules_for
 from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
     SUMMARY,
@@ -31,6 +32,7 @@ from hango.inspector.inspection import Assembly
 from hango.inspector.labels import held, label_of, labelled, message_preview
 from hango.inspector.override_rules import companions
 from hango.messages import ToolUseBlock
+from hango.providers import split_model
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")
@@ -53,6 +55,7 @@ class PartView:
     paired: bool = False
     paired_with: list[PartID] = field(default_factory=list)
     stale: bool = False
+    excluded_by: PartID | None = None  # the part whose override left this one out (pending.mark_excluded_by)
     cached_prefix: bool = False
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
@@ -124,7 +127,7 @@ def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
         _mark_override(view, state.overrides.get(view.id))
     if state.overrides:
         _add_stale(state.overrides, system, tools, messages)
-    _mark_cache(system, tools, sent)
+    _mark_cache([*tools, *system, *messages], sent, deps)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
         system=system,
@@ -249,22 +252,31 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
         groups[kind].append(view)
 
 
-def _mark_cache(system: list[PartView], tools: list[PartView], sent) -> None:
-    """Tools and system blocks up to the breakpoint are the cached prefix; what a change would cost."""
-    at = system_breakpoint(sent.system)
-    if at is None:
+def _mark_cache(views: list[PartView], sent: Draft, deps: Deps) -> None:
+    """What a change of each part costs the prompt cache: the cached prefixes from that part on.
+
+    The one cache model (``hango/agent/ledger/verdict.py``): the breakpoints hango places, the
+    provider's minimum cacheable length; a provider without a cache loses nothing. A part left
+    out would come back before the next sent part, so it is priced there. ``views`` are in cache
+    order (tools, system blocks, messages).
+    """
+    provider, model = split_model(sent.model)
+    rules = rules_for(provider, deps.config.cache_rules)
+    if not rules.enabled:
         return
-    breakpoint_part = sent.system[at].part
-    order = [p.id for p in system]
-    last = order.index(breakpoint_part) if breakpoint_part in order else -1
-    cached_system = [p for i, p in enumerate(system) if i <= last]
-    prefix = [p for p in (*tools, *cached_system) if not p.stale]
-    after = 0
-    for view in reversed(prefix):
-        view.cached_prefix = True
-        if view.included:
-            after += view.tokens
-        view.cache_loss_tokens = after if view.included else view.tokens + after
+    call = sent_call(sent)
+    losses = part_cache_losses(call, rules.minimum_for(model))
+    last = max(call.breakpoints, default=-1)
+    at = {p.part: i for i, p in enumerate(call.parts)}
+    following = len(call.parts)
+    for view in reversed(views):
+        if view.stale:
+            continue
+        index = at.get(view.id) if view.included else None
+        position = following if index is None else index
+        following = position
+        view.cached_prefix = position <= last
+        view.cache_loss_tokens = losses[position]
 
 
 def _count(deps: Deps, draft: Draft, sent: Draft) -> tuple[str, int, int]:

@@ -361,7 +361,7 @@ def _would_compact(assembly: Assembly, snapshot: Snapshot, plan: dict[str, Any] 
         f"the next call passes the compaction trigger ({snapshot.compact_at} tokens): messages "
         f"{plan['summarize'][0]}-{plan['summarize'][1]} would become a summary of at most {room} tokens"
     )
-    saved = max(0, plan["tokens_summarized"] - room)
+    saved = max(0, plan["tokens_summarized"] + plan["previous_summary_tokens"] - room)
     return [Suggestion("would_compact", [], saved, plan["tokens_kept"], "session", reason, compaction=plan)]
 
 

@@ -11,7 +11,7 @@ stored; the call is billed with purpose ``context_try`` and no run.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hango.agent.assembly import capture, prepare_session
@@ -42,12 +42,13 @@ class TryPlan:
 
     overrides: Overrides
     added: list[PartID]
+    cut: list[PartID] = field(default_factory=list)  # the messages after the re-answered turn
 
     @property
     def excluded(self) -> list[PartID]:
-        return in_part_order(
-            p for p, o in {**self.overrides.agent, **self.overrides.session}.items() if o.action == EXCLUDE
-        )
+        """Every part the call leaves out: excluded by an override, or cut after the turn it re-answers."""
+        chosen = {**self.overrides.agent, **self.overrides.session}
+        return in_part_order({*(p for p, o in chosen.items() if o.action == EXCLUDE), *self.cut})
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,12 @@ def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, bo
     """The session's next call as a try (``for_try``), with the body's overrides screened and closed."""
     prepared = prepare_session(deps, store, session, caller)
     state = for_try(prepared.state)
-    return PreparedTry(prepared.chain, state, plan(prepared.chain, state, body))
+    # the new turn's seq is taken from the session's counter: no later stored message reuses it
+    seq = store.messages.reserve_seq(session.id) if body.message is not None else None
+    return PreparedTry(prepared.chain, state, plan(prepared.chain, state, body, seq))
 
 
-def plan(chain: Chain, state: RunState, body: TryBody) -> TryPlan:
+def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -> TryPlan:
     """Merge the stored overrides with the body's, screened like a PUT, and close them on the history sent.
 
     The history is cut (or given the new turn) first, so the set is checked
@@ -89,32 +92,37 @@ def plan(chain: Chain, state: RunState, body: TryBody) -> TryPlan:
     explicit = {p: o for p, o in stored.session.items() if o.paired_from is None and p not in released}
     explicit |= {p: o for p, o in chosen.items() if target_of(p) == "session"}
     state.overrides = Overrides.of(agent.values(), explicit.values())
-    shape_history(state, body.message)
+    cut = shape_history(state, body.message, seq)
     sent = capture(chain, dataclasses.replace(state, overrides=Overrides()))
     already = [p for p, o in stored.session.items() if o.action == EXCLUDE and p not in released]
     closed, added = close_set(explicit, sent.messages, strict=True, already=already)
     state.overrides = Overrides.of(agent.values(), closed)
-    return TryPlan(state.overrides, added)
+    return TryPlan(state.overrides, added, cut)
 
 
 def stored_parts(overrides: Overrides) -> list[PartID]:
     return [*overrides.agent, *overrides.session]
 
 
-def new_turn(state: RunState, text: str) -> StoredMessage:
-    """``text`` as the user message after the stored history, under the session's next seq."""
-    return StoredMessage(state.next_seq, Message("user", (TextBlock(text),)))
+def new_turn(state: RunState, text: str, seq: int | None = None) -> StoredMessage:
+    """``text`` as the user message after the stored history, under ``seq`` (a reserved one) or the next."""
+    return StoredMessage(state.next_seq if seq is None else seq, Message("user", (TextBlock(text),)))
 
 
-def shape_history(state: RunState, message: str | None) -> None:
-    """Append ``message`` as a new user turn, or cut after the last user text message that is sent."""
+def shape_history(state: RunState, message: str | None, seq: int | None = None) -> list[PartID]:
+    """Append ``message`` as a new user turn, or cut after the last user text message that is sent.
+
+    Returns the parts of the messages cut (the trailing assistant message, say): the call leaves them out.
+    """
     if message is not None:
-        state.history.append(new_turn(state, message))
-        return
+        state.history.append(new_turn(state, message, seq))
+        return []
     for index in range(len(state.history) - 1, -1, -1):
         if _sent_user_text(state.history[index], state.overrides):
+            cut = [message_part(m.seq) for m in state.history[index + 1 :]]
             del state.history[index + 1 :]
-            return
+            return cut
+    return []
 
 
 def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:

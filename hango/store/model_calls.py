@@ -23,6 +23,10 @@ LEDGER_COLUMNS = (
     model_calls.c.started_at,
     model_calls.c.duration_ms,
 )
+# The prompt the provider counted for a call: what the next call's expected cache read is scaled by.
+REPORTED_PROMPT = (
+    usage_records.c.input_tokens + usage_records.c.cache_read_tokens + usage_records.c.cache_write_tokens
+).label("reported_prompt")
 # What a listed call shows, with the usage row's reported tokens and estimate.
 LISTED_COLUMNS = (
     model_calls.c.id,
@@ -66,11 +70,13 @@ class ModelCalls(Scoped):
         return call_id
 
     def lineage(self, session_id: uuid.UUID, purposes: Sequence[str] | None = None) -> list[sa.Row]:
-        """The session's calls (of ``purposes``, when given), oldest first, with what rebuilding them needs."""
+        """The session's calls (of ``purposes``, when given), oldest first, with what rebuilding them needs
+        and the prompt the provider counted for each (``reported_prompt``)."""
         conditions = [model_calls.c.session_id == session_id]
         if purposes is not None:
             conditions.append(model_calls.c.purpose.in_(purposes))
-        query = sa.select(*LEDGER_COLUMNS).where(self.where(*conditions))
+        joined = model_calls.join(usage_records, usage_records.c.id == model_calls.c.usage_id)
+        query = sa.select(*LEDGER_COLUMNS, REPORTED_PROMPT).select_from(joined).where(self.where(*conditions))
         return list(self.conn.execute(query.order_by(model_calls.c.started_at, model_calls.c.id)))
 
     def page(self, session_id: uuid.UUID, cursor: str | None, limit: int) -> Page:

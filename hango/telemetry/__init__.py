@@ -45,8 +45,11 @@ def keep_content_out_of_logs(sdks: Iterable[str]) -> None:
 def setup(config: Config, sdks: Iterable[str] = ()) -> None:
     """Install hango's tracer and meter providers once per process (tests install their own first).
 
-    Traces go to ``OTEL_EXPORTER_OTLP_ENDPOINT``; metrics only to
-    ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``, since trace-only backends (Phoenix) refuse them.
+    OpenTelemetry's own conventions: ``OTEL_EXPORTER_OTLP_ENDPOINT`` alone exports traces to
+    ``<endpoint>/v1/traces`` and metrics to ``<endpoint>/v1/metrics``; a per-signal
+    ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT`` is that signal's whole URL and wins;
+    ``OTEL_{TRACES,METRICS}_EXPORTER=none`` turns a signal off (a trace-only backend such as
+    Phoenix takes ``OTEL_METRICS_EXPORTER=none``).
     """
     global _configured
     keep_content_out_of_logs(sdks)
@@ -55,19 +58,36 @@ def setup(config: Config, sdks: Iterable[str] = ()) -> None:
         return
     resource = Resource.create({names.SERVICE_NAME: "hango", names.PROJECT_NAME: config.trace_project})
     provider = TracerProvider(resource=resource)
-    if config.otlp_endpoint:
+    traces = signal_url(config.traces_exporter, config.otlp_traces_endpoint, config.otlp_endpoint, "traces")
+    if traces:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(traces)))
     readers = []
-    if config.otlp_metrics_endpoint:
+    metrics_url = signal_url(
+        config.metrics_exporter, config.otlp_metrics_endpoint, config.otlp_endpoint, "metrics"
+    )
+    if metrics_url:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(config.otlp_metrics_endpoint)))
+        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(metrics_url)))
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
     _configured = True
+
+
+def signal_url(exporter: str, own: str | None, base: str | None, signal: str) -> str | None:
+    """Where one signal is exported, by the OpenTelemetry specification, or None when it is not.
+
+    ``exporter`` is ``OTEL_<SIGNAL>_EXPORTER`` (``none`` turns it off); ``own`` the per-signal
+    endpoint, used as it is; else ``base`` with ``/v1/<signal>`` appended.
+    """
+    if exporter.strip().lower() == "none":
+        return None
+    if own:
+        return own
+    return f"{base.rstrip('/')}/v1/{signal}" if base else None
 
 
 def tracer() -> trace.Tracer:

@@ -1,5 +1,6 @@
 // The Context panel's logic, free of the page: what the user wants per part, tool
-// pairing, totals, and the bodies of the override PUTs and of a try call.
+// pairing, and the bodies of the preview, of the one save and of a try call. Every figure
+// (totals, free, cache loss, parts left out because of others) is the server's preview.
 //
 // The server decides the rules: each part's `target` names the route that stores its
 // override, and `paired_with` its whole tool pair group; this file only reads them.
@@ -92,29 +93,16 @@
     });
   }
 
-  // What saving the `pending` parts costs the prompt cache: the tokens the next call no longer
-  // reads from it. The server gives each part of the cached prefix its `cache_loss_tokens`
-  // (that part and every cached part after it); the earliest changed part decides.
-  function cacheLoss(pendingParts) {
-    return pendingParts.reduce((most, p) => (p.cached_prefix ? Math.max(most, p.cache_loss_tokens) : most), 0);
-  }
-
-  // The totals with the wanted state: the inspect figures plus the tokens of every part
-  // whose inclusion changed. Right after a Save they are exactly the server's.
-  function totals(snapshot, want) {
-    const groups = {};
-    let delta = 0;
-    for (const group of GROUPS) {
-      let change = 0;
-      for (const part of snapshot[group]) {
-        if (!part.stale && want[part.id].on !== part.included) change += want[part.id].on ? part.tokens : -part.tokens;
-      }
-      groups[group] = { before: snapshot.totals[group].before, after: snapshot.totals[group].after + change };
-      delta += change;
+  // The body of a preview or of the one save: each route's explicit set, for the routes that change
+  // (with `all`, both routes). A save sends each half with the ETag it was read with.
+  function proposal(snapshot, want, stored, etags, all) {
+    const body = {};
+    for (const [route, agent] of [["agent", true], ["session", false]]) {
+      if (!all && !changed(snapshot, want, stored[route], agent)) continue;
+      body[route] = { overrides: overridesFor(snapshot, want, agent) };
+      if (etags) body[route].if_match = etags[route];
     }
-    const after = snapshot.total_after + delta;
-    // the server's `free` (which keeps the output reserve back) moved by what changed here
-    return { groups, before: snapshot.total_before, after, free: snapshot.free - delta };
+    return body;
   }
 
   // The try body for the wanted state: unsaved unchecks in `exclude`, unsaved re-checks
@@ -151,18 +139,18 @@
     return `applies to ${n} session${n === 1 ? "" : "s"} of ${scope.agent_name || "the agent"}`;
   }
 
-  // The bar's segments, in order, as tokens: the groups as counted here, then free room
+  // The bar's segments, in order, as tokens: the server's groups, then free room
   // up to the compaction threshold, the compaction buffer past it, and the output reserve
   // (the request's max_tokens) at the end of the window. They add up to the window.
-  function segments(snapshot, sums) {
+  function segments(snapshot) {
     const window = snapshot.context_window;
-    const used = GROUPS.reduce((total, group) => total + sums.groups[group].after, 0);
+    const used = GROUPS.reduce((total, group) => total + snapshot.totals[group].after, 0);
     const reserve = Math.max(0, Math.min(snapshot.output_reserve, window - used));
     const trigger = Math.min(snapshot.compact_at, window - reserve);
     return [
-      { key: "system", label: "System", tokens: sums.groups.system.after },
-      { key: "tools", label: "Tools", tokens: sums.groups.tools.after },
-      { key: "messages", label: "Messages and summary", tokens: sums.groups.messages.after },
+      { key: "system", label: "System", tokens: snapshot.totals.system.after },
+      { key: "tools", label: "Tools", tokens: snapshot.totals.tools.after },
+      { key: "messages", label: "Messages and summary", tokens: snapshot.totals.messages.after },
       { key: "free", label: "Free before compaction", tokens: Math.max(0, trigger - used) },
       { key: "buffer", label: "Compaction buffer", tokens: Math.max(0, window - reserve - Math.max(used, trigger)) },
       { key: "reserve", label: "Output reserve", tokens: reserve },
@@ -219,7 +207,7 @@
   }
 
   window.hango.context = {
-    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, totals, tryBody, textOf, scopeText, freeze,
-    segments, view, tryDiff, cacheLoss,
+    isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, proposal, tryBody, textOf, scopeText, freeze,
+    segments, view, tryDiff,
   };
 })();

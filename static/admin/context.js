@@ -1,5 +1,6 @@
 // The Context panel of a session: every part of the next model request with a
-// checkbox, Save (the override PUTs with If-Match) and Try (one model call).
+// checkbox, Save (both override sets in one save, each with its ETag) and Try (one model
+// call). Every figure shown is the server's: with unsaved changes, its preview of them.
 document.addEventListener("alpine:init", () => {
   "use strict";
 
@@ -14,7 +15,10 @@ document.addEventListener("alpine:init", () => {
     agentName: "",
     missing: false,
     canChangeAgent: false,
-    snapshot: null,
+    snapshot: null, // the inspect response: what is stored
+    current: null, // what the panel shows: the snapshot, or the server's preview of the unsaved changes
+    previewing: false,
+    previewTicket: 0,
     stored: { agent: [], session: [] },
     scope: null,
     agentScope: "",
@@ -22,7 +26,6 @@ document.addEventListener("alpine:init", () => {
     copied: "",
     etags: { agent: null, session: null },
     want: {},
-    totals: null,
     segments: [],
     query: everything(),
     shown: null,
@@ -88,15 +91,17 @@ document.addEventListener("alpine:init", () => {
       this.scope = agentSet.data.scope;
       this.etags = { agent: agentSet.headers.get("ETag"), session: sessionSet.headers.get("ETag") };
       this.snapshot = model.freeze(snapshot);
+      this.current = this.snapshot;
       this.want = model.wantedFrom(snapshot, this.storedAll);
       if (this.detail && !this.want[this.detail.part.id]) this.detail = null; // the part is gone
-      this.recount();
       this.refilter();
+      await this.recount();
     },
 
     // The rows the sort, filters and search show; paging starts again at the first page.
     refilter() {
-      this.shown = model.freeze(model.view(this.snapshot, this.query));
+      this.segments = model.segments(this.current);
+      this.shown = model.freeze(model.view(this.current, this.query));
       this.page = Math.min(this.page, this.pages - 1);
     },
 
@@ -116,7 +121,7 @@ document.addEventListener("alpine:init", () => {
     },
 
     get toolNames() {
-      return this.snapshot.tools.map((part) => part.tools[0]);
+      return this.current.tools.map((part) => part.tools[0]);
     },
 
     // A share of the window as the bar and its legend print it.
@@ -124,21 +129,48 @@ document.addEventListener("alpine:init", () => {
       return `${(Math.round(this.share(tokens) * 10) / 10).toLocaleString("en")}%`;
     },
 
-    // Recount after every change of `want`: one pass over the parts here, rather than one
-    // per figure on the page, keeps a toggle cheap at thousands of parts.
-    recount() {
+    // After every change of `want`: what it reaches and, from the server, the request as if saved.
+    // Only the latest answer is shown (a later toggle makes an earlier preview moot).
+    async recount() {
       const want = Alpine.raw(this.want);
-      this.totals = model.totals(this.snapshot, want);
-      this.segments = model.segments(this.snapshot, this.totals);
       const pending = model.pending(this.snapshot, want, this.storedAll);
       this.pendingCount = pending.length;
       // Before Save: what an agent-level change reaches, so nobody changes 14 sessions by surprise.
       const agentChange = model.changed(this.snapshot, want, this.stored.agent, true);
       this.agentScope = agentChange ? `Saving changes the agent's parts: ${model.scopeText(this.scope)}.` : "";
-      const loss = model.cacheLoss(pending);
-      this.cacheLoss = loss
-        ? `Saving breaks the cached prompt prefix: the next call no longer reads ${hango.number(loss)} tokens from the cache (they are written to it again).`
-        : "";
+      const ticket = ++this.previewTicket;
+      this.saveError = "";
+      this.rowErrors = {};
+      if (!pending.length) {
+        this.current = this.snapshot;
+        this.cacheLoss = "";
+        this.previewing = false;
+        this.refilter();
+        return;
+      }
+      this.previewing = true;
+      try {
+        const body = model.proposal(this.snapshot, want, this.stored, null, false);
+        const { data } = await hango.send("POST", `/v1/sessions/${this.id}/context/preview`, { body });
+        if (ticket !== this.previewTicket) return;
+        this.current = model.freeze(data);
+        const loss = data.pending.cache_loss_tokens;
+        this.cacheLoss = loss
+          ? `Saving breaks the cached prompt prefix: the next call no longer reads ${hango.number(loss)} tokens from the cache (they are written to it again).`
+          : "";
+        this.refilter();
+      } catch (error) {
+        if (ticket === this.previewTicket) this.showError(error, "saveError");
+      } finally {
+        if (ticket === this.previewTicket) this.previewing = false;
+      }
+    },
+
+    // Whether a part is sent with the unsaved changes: not unchecked here and, once the server's
+    // preview of them is in, not left out because of another part (`excluded_by`).
+    sent(part) {
+      const state = this.want[part.id];
+      return Boolean(state && state.on && (this.previewing || !part.excluded_by));
     },
 
     get storedAll() {
@@ -171,9 +203,9 @@ document.addEventListener("alpine:init", () => {
 
     toggle(part, on) {
       model.toggle(this.snapshot, this.want, part.id, on);
-      this.recount();
       this.notice = "";
       this.added = [];
+      return this.recount();
     },
 
     // After a refused Save: drop the unsaved changes and show what is stored now.
@@ -189,9 +221,7 @@ document.addEventListener("alpine:init", () => {
 
     discard() {
       this.want = model.wantedFrom(this.snapshot, this.storedAll);
-      this.recount();
-      this.rowErrors = {};
-      this.saveError = "";
+      return this.recount();
     },
 
     // The override route of the agent's parts (system, tools) or of the session's.
@@ -199,37 +229,21 @@ document.addEventListener("alpine:init", () => {
       return kind === "agent" ? `/v1/agents/${this.session.agent_id}/context-overrides` : `/v1/sessions/${this.id}/context-overrides`;
     },
 
-    // The PUTs that change something: the agent's (system, tools), then the session's.
-    puts() {
-      const targets = [
-        ["agent", this.overridesPath("agent"), true],
-        ["session", this.overridesPath("session"), false],
-      ];
-      return targets.filter(([kind, , agent]) => model.changed(this.snapshot, this.want, this.stored[kind], agent));
-    },
-
-    async save() {
+    // One save for both sets, each half with the ETag it was read with: both land or neither.
+    // `want` defaults to every unsaved change; Save replacement passes the stored state plus one.
+    async save(want = this.want) {
       this.saving = true;
       this.saveError = "";
       this.notice = "";
       this.rowErrors = {};
-      const added = [];
-      let savedScope = null;
       try {
-        for (const [kind, path, agent] of this.puts()) {
-          const { data, headers } = await hango.send("PUT", path, {
-            body: { overrides: model.overridesFor(this.snapshot, this.want, agent) },
-            headers: { "If-Match": this.etags[kind] },
-          });
-          this.stored[kind] = data.overrides;
-          this.etags[kind] = headers.get("ETag");
-          added.push(...data.added);
-          if (kind === "agent") savedScope = data.scope;
-        }
+        const body = model.proposal(this.snapshot, Alpine.raw(want), this.stored, this.etags, false);
+        const { data } = await hango.send("POST", `/v1/sessions/${this.id}/context/save`, { body });
+        const added = [...data.agent.added, ...data.session.added];
         await this.reload();
         this.$dispatch("context-saved"); // the Optimize card reads its suggestions again
         this.added = added;
-        const reach = savedScope ? ` The agent's set ${model.scopeText(savedScope)}.` : "";
+        const reach = body.agent ? ` The agent's set ${model.scopeText(data.agent.scope)}.` : "";
         const pulled = added.length ? ` The server also excluded ${added.join(", ")} to keep tool pairs whole.` : "";
         this.notice = `Saved.${reach}${pulled}`;
       } catch (error) {
@@ -278,18 +292,28 @@ document.addEventListener("alpine:init", () => {
       return Boolean(detail && detail.full && detail.original !== null && !detail.part.stale && this.canEdit(detail.part));
     },
 
-    // Saving an edit stores a `replace` override (with any other unsaved change).
+    // Saving an edit stores that one `replace` override; every other unsaved change stays unsaved.
     async saveReplacement() {
-      this.want[this.detail.part.id].replacement = this.detail.draft;
-      this.toggle(this.detail.part, true);
-      await this.save();
-      if (!this.saveError) await this.open(this.detail.part);
+      await this.saveOnly(this.detail.part, this.detail.draft);
     },
 
     async dropReplacement() {
-      this.want[this.detail.part.id].replacement = null;
-      await this.save();
-      if (!this.saveError) await this.open(this.detail.part);
+      await this.saveOnly(this.detail.part, null);
+    },
+
+    // Save `part` with `replacement` (null: none) on the stored sets, then put the other unsaved
+    // changes back on top of what is stored now.
+    async saveOnly(part, replacement) {
+      const others = Alpine.raw(this.want);
+      const only = model.wantedFrom(this.snapshot, this.storedAll);
+      only[part.id] = { on: true, replacement, pairedFrom: null };
+      await this.save(only);
+      if (this.saveError) return;
+      for (const [id, state] of Object.entries(others)) {
+        if (id !== part.id && this.want[id]) this.want[id] = state;
+      }
+      await this.recount();
+      await this.open(part);
     },
 
     // The first Try fills A; every later one fills B, next to it, until "Keep as A".

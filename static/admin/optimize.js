@@ -1,8 +1,8 @@
 // The Optimize card of the Context panel: the server's suggestions with what each saves and what
-// it costs in cache, applied in one click (an ordinary override PUT with If-Match), the compaction
-// preview, and Compact now with an optional focus (a queued run, followed to its end). Nested in contextPanel: after a change it
-// calls the panel's reload(), so the table and totals show what is stored. Nothing is asked for
-// until the user presses Suggest.
+// it costs in cache, applied in one click (the one save, with the set's ETag), the compaction
+// preview, and Compact now with an optional focus (a queued run, followed to its end). Nested in
+// contextPanel: after a change it calls the panel's reload(), so the table and totals show what is
+// stored. Nothing is asked for until the user presses Suggest.
 document.addEventListener("alpine:init", () => {
   "use strict";
 
@@ -32,15 +32,15 @@ document.addEventListener("alpine:init", () => {
       return item.target === "session" || this.canChangeAgent;
     },
 
-    // The panel's stored explicit set of the suggestion's route plus its parts, PUT with the
-    // panel's ETag of that set: a change made elsewhere since the panel read it is refused (412).
+    // The panel's stored explicit set of the suggestion's route plus its parts, in the one save
+    // with the panel's ETag of that set: a change made elsewhere since the panel read it is refused (412).
     async applySuggestion(item) {
       if (item.kind === "would_compact") return this.compactNow();
       await this.changing(async () => {
         const kept = this.stored[item.target].filter((o) => o.paired_from === null && !item.parts.includes(o.part));
         const added = item.parts.map((part) => ({ part, action: "exclude", replacement: null }));
-        const headers = { "If-Match": this.etags[item.target] };
-        await hango.send("PUT", this.overridesPath(item.target), { body: { overrides: [...kept, ...added] }, headers });
+        const body = { [item.target]: { overrides: [...kept, ...added], if_match: this.etags[item.target] } };
+        await hango.send("POST", `/v1/sessions/${this.id}/context/save`, { body });
         this.optimizeNotice = `Excluded ${item.parts.join(", ")}: saves ${hango.number(item.tokens_saved)} tokens.`;
       });
     },

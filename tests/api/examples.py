@@ -235,6 +235,29 @@ EXAMPLES = [
         bad={"wrong_type": {"exclude": "message:2"}, "out_of_range": {"message": ""}},
     ),
     Example(
+        "POST",
+        f"{SESSION}/context/preview",
+        "/v1/sessions/{session}/context/preview",
+        200,
+        {"session": {"overrides": [{"part": "message:2", "action": "exclude"}]}},
+        bad={
+            "wrong_type": {"session": {"overrides": "message:2"}},
+            "out_of_range": {"session": {"overrides": [{"part": "message:2", "action": "delete"}]}},
+        },
+    ),
+    Example(
+        "POST",
+        f"{SESSION}/context/save",
+        "/v1/sessions/{session}/context/save",
+        200,
+        {"session": {"overrides": [{"part": "message:2", "action": "exclude"}]}},
+        action="context.override",
+        bad={
+            "wrong_type": {"session": {"overrides": "message:2"}},
+            "out_of_range": {"session": {"overrides": [{"part": "message:2", "action": "delete"}]}},
+        },
+    ),
+    Example(
         "GET",
         f"{SESSION}/context/suggestions",
         "/v1/sessions/{session}/context/suggestions",
@@ -289,6 +312,8 @@ def route_id(route: tuple[str, str]) -> str:
 
 
 API_ROUTES = sorted(key for key in TABLE if key[1].startswith("/v1/"))
-WRITE_ROUTES = [key for key in API_ROUTES if key[0] != "GET"]
+# A POST that only reads: the preview takes its proposed sets as a body, and writes nothing.
+READING_POSTS = {("POST", f"{SESSION}/context/preview")}
+WRITE_ROUTES = [key for key in API_ROUTES if key[0] != "GET" and key not in READING_POSTS]
 BODY_ROUTES = [key for key in API_ROUTES if key[0] in ("POST", "PUT", "PATCH")]
 PAGED_ROUTES = [e for e in EXAMPLES if e.paged]

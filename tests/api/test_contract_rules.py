@@ -144,13 +144,35 @@ def test_every_operation_lists_every_status_it_can_answer(document: dict) -> Non
         responses = operation["responses"]
         wanted = {"401", "429", "500", "503"} | ({"404"} if "{" in path else set())
         if "requestBody" in operation:
-            wanted |= {"413", "415", "422"}
+            wanted |= {"400", "413", "415", "422"}
+        if any(p["in"] == "query" for p in operation.get("parameters", [])):
+            wanted |= {"400", "422"}
         assert wanted <= responses.keys(), (method, path, sorted(responses))
         for status in wanted:
             assert responses[status]["content"]["application/json"]["schema"] == {
                 "$ref": "#/components/schemas/Error"
             }
     assert "`too_many_failures`" in operations(document)[("get", "/v1/me")]["responses"]["429"]["description"]
+
+
+def test_the_screened_errors_are_documented_where_the_server_gives_them(
+    acme: Tenant, world: World, document: dict
+) -> None:
+    """415 without a JSON content type, 400 naming where the JSON broke, 400 naming the accepted query."""
+    listed = operations(document)
+    patch = listed[("patch", "/v1/tenant")]["responses"]
+    agents = listed[("get", "/v1/agents")]["responses"]
+
+    broken = acme.owner.patch("/v1/tenant", data='{"name": "x",\n}', content_type="application/json")
+    unknown = acme.owner.get("/v1/agents", query_string={"colour": "red"})
+    plain = acme.owner.patch("/v1/tenant", data="name=x", content_type="text/plain")
+
+    assert (broken.status_code, error_code(broken)) == (400, "bad_request")
+    assert "`bad_request`" in patch["400"]["description"] and "line" in patch["400"]["description"]
+    assert (unknown.status_code, error_code(unknown)) == (400, "unknown_parameter")
+    assert "`unknown_parameter`" in agents["400"]["description"]
+    assert (plain.status_code, error_code(plain)) == (415, "unsupported_media_type")
+    assert "without a JSON content type" in patch["415"]["description"]
 
 
 def test_every_text_property_says_it_holds_no_nul(document: dict) -> None:

@@ -96,8 +96,17 @@ class Admin:
         """A part's badge (shown or hidden) whose text contains ``text``."""
         return self.row(part).locator(".badge", has_text=text)
 
+    def settled(self) -> None:
+        """Wait until the panel shows the server's answer to the latest change (no preview under way)."""
+        self.page.wait_for_function(
+            "() => { const el = document.querySelector('[x-data=contextPanel]');"
+            " return el && !Alpine.$data(el).previewing; }",
+            timeout=30_000,
+        )
+
     def figure(self, name: str) -> int:
-        """A figure the panel shows (``total-after``, ``group-messages``…) as a number."""
+        """A figure the panel shows (``total-after``, ``group-messages``…) as a number, once settled."""
+        self.settled()
         text = self.page.get_by_test_id(name).inner_text()
         return int(text.split(" ")[0].replace(",", ""))
 

@@ -45,29 +45,79 @@ def test_totals_follow_the_boxes_and_equal_the_inspect_response_after_save(
     admin.open_context(demo.session_id)
     assert admin.shown_totals() == inspect_totals(api.inspect(demo.session_id))
     before = api.inspect(demo.session_id)
-    tokens = {p["id"]: p["tokens"] for group in ("system", "tools", "messages") for p in before[group]}
 
     for part in ("system:todo", "tool:grep", THANKS):
         admin.box(part).uncheck()
-    dropped = tokens["system:todo"] + tokens["tool:grep"] + tokens[THANKS]
-    assert admin.figure("total-after") == before["total_after"] - dropped
-    assert admin.figure("group-tools") == before["totals"]["tools"]["after"] - tokens["tool:grep"]
-    assert admin.figure("total-before") == before["total_before"]
+    proposed = {
+        "agent": {"overrides": [{"part": p, "action": "exclude"} for p in ("system:todo", "tool:grep")]},
+        "session": {"overrides": [{"part": THANKS, "action": "exclude"}]},
+    }
+    preview = api.call("POST", f"/v1/sessions/{demo.session_id}/context/preview", json=proposed)
+    # the server's figures, which alone know that leaving grep out rewrites system:filesystem
+    assert admin.shown_totals() == inspect_totals(preview)
+    assert preview["total_after"] < before["total_after"]
     expect(admin.page.get_by_test_id("pending")).to_contain_text("3 unsaved changes")
+    expect(admin.page.get_by_test_id("pending")).not_to_contain_text("counted here")
 
     admin.save()
     after = api.inspect(demo.session_id)
-    assert admin.shown_totals() == inspect_totals(after)
-    # leaving grep out also takes its name out of system:filesystem's text, which only the server knows
-    filesystem = {p["id"]: p["tokens"] for p in after["system"]}["system:filesystem"]
-    assert after["total_after"] == before["total_after"] - dropped - (
-        tokens["system:filesystem"] - filesystem
-    )
+    assert admin.shown_totals() == inspect_totals(after) == inspect_totals(preview)
     agent_set = api.get(f"/v1/agents/{demo.agent_id}/context-overrides")["overrides"]
     assert [(o["part"], o["action"]) for o in agent_set] == [
         ("system:todo", "exclude"),
         ("tool:grep", "exclude"),
     ]
+
+
+def test_unchecking_tool_task_shows_system_subagent_left_out_with_its_reason_and_the_servers_after_total(
+    admin: Admin, api: Api, demo: Demo
+):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+
+    admin.box("tool:task").uncheck()
+    preview = api.call(
+        "POST",
+        f"/v1/sessions/{demo.session_id}/context/preview",
+        json={"agent": {"overrides": [{"part": "tool:task", "action": "exclude"}]}},
+    )
+    for moment in ("before Save", "after Save"):
+        expect(admin.box("system:subagent"), moment).not_to_be_checked()
+        expect(admin.badge("system:subagent", "left out with tool:task"), moment).to_be_visible()
+        assert admin.figure("total-after") == preview["total_after"], moment
+        assert admin.figure("group-system") == preview["totals"]["system"]["after"], moment
+        if moment == "before Save":
+            admin.save()
+    assert api.inspect(demo.session_id)["total_after"] == preview["total_after"]
+
+
+def test_a_refused_second_half_of_a_save_leaves_both_sets_as_they_were(admin: Admin, api: Api, demo: Demo):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    admin.box("tool:grep").uncheck()
+    admin.box(THANKS).uncheck()
+    admin.settled()
+    # someone else saves the session's set meanwhile: the panel's ETag of it is stale now
+    api.call(
+        "PUT",
+        f"/v1/sessions/{demo.session_id}/context-overrides",
+        json={"overrides": [{"part": THANKS, "action": "exclude"}]},
+    )
+    agent_before = api.get(f"/v1/agents/{demo.agent_id}/context-overrides")
+    session_before = api.get(f"/v1/sessions/{demo.session_id}/context-overrides")
+
+    admin.page.get_by_role("button", name="Save", exact=True).click()
+
+    expect(admin.page.get_by_test_id("save-error")).to_contain_text("Changed elsewhere")
+    assert (
+        api.get(f"/v1/agents/{demo.agent_id}/context-overrides")
+        == agent_before
+        == {
+            **agent_before,
+            "overrides": [],
+        }
+    )
+    assert api.get(f"/v1/sessions/{demo.session_id}/context-overrides") == session_before
 
 
 def test_a_tool_use_message_takes_its_result_along_and_gives_it_back(admin: Admin, api: Api, demo: Demo):
@@ -226,7 +276,7 @@ def test_badges_show_counting_the_last_call_cache_loss_and_compaction(admin: Adm
     )
     calls = inspect["calibration"]["calls"]
     expect(admin.page.get_by_test_id("calibrated")).to_have_text(
-        f"calibrated {inspect['calibrated_total']:,} (saved overrides, from {calls} call{'s' if calls > 1 else ''})"
+        f"calibrated {inspect['calibrated_total']:,} (from {calls} call{'s' if calls > 1 else ''})"
     )
     expect(admin.page.get_by_text("would compact", exact=True)).to_be_visible()
     loss = inspect["system"][0]["cache_loss_tokens"]
@@ -283,32 +333,3 @@ def test_an_agent_level_change_states_its_scope_before_and_after_saving(admin: A
         "The agent's set applies to 1 session of Demo agent."
     )
     expect(scope).to_be_hidden()
-
-
-def test_before_saving_a_change_that_breaks_the_cached_prefix_the_panel_says_the_cache_tokens_it_costs(
-    admin: Admin, api: Api, demo: Demo
-):
-    inspect = api.inspect(demo.session_id)
-    cached = [p for p in (*inspect["tools"], *inspect["system"]) if p["cached_prefix"]]
-    first, late = cached[0], cached[-1]  # the prefix's first part costs all of it, its last the least
-    assert first["cache_loss_tokens"] > late["cache_loss_tokens"] > 0
-    admin.sign_in(demo.owner_key)
-    admin.open_context(demo.session_id)
-    note = admin.page.get_by_test_id("cache-loss")
-
-    def says(tokens: int) -> None:
-        expect(note).to_have_text(
-            f"Saving breaks the cached prompt prefix: the next call no longer reads {tokens:,} tokens "
-            "from the cache (they are written to it again)."
-        )
-
-    admin.box(THANKS).uncheck()
-    expect(note).to_be_hidden()  # a message is past the cached prefix
-    admin.box(late["id"]).uncheck()
-    says(late["cache_loss_tokens"])
-    admin.box(first["id"]).uncheck()
-    says(first["cache_loss_tokens"])  # the earliest change decides
-    admin.box(first["id"]).check()
-    says(late["cache_loss_tokens"])
-    admin.page.get_by_role("button", name="Discard").click()
-    expect(note).to_be_hidden()

@@ -245,15 +245,30 @@ def exported(database_url: str, **otel: str) -> list[tuple[str, bytes]]:
     return collector.received
 
 
-def test_the_app_exports_traces_over_otlp_http_under_its_project_and_no_metrics_by_default(
-    database_url: str,
-) -> None:
+def test_the_otlp_endpoint_alone_exports_traces_under_its_project_and_metrics(database_url: str) -> None:
     received = exported(database_url, OTEL_EXPORTER_OTLP_ENDPOINT="{url}", HANGO_TRACE_PROJECT="proj-7")
 
     traces = [body for path, body in received if path == "/v1/traces"]
     assert traces and any(b"GET /healthz" in body for body in traces)
     assert all(names.PROJECT_NAME.encode() in body and b"proj-7" in body for body in traces)
-    assert {path for path, _ in received} == {"/v1/traces"}, "no metrics without a metrics endpoint"
+    assert {path for path, _ in received} == {"/v1/traces", "/v1/metrics"}
+
+
+def test_otel_metrics_exporter_none_serves_a_trace_only_backend(database_url: str) -> None:
+    received = exported(database_url, OTEL_EXPORTER_OTLP_ENDPOINT="{url}", OTEL_METRICS_EXPORTER="none")
+
+    assert {path for path, _ in received} == {"/v1/traces"}
+
+
+def test_a_per_signal_endpoint_is_that_signals_whole_url_and_overrides_the_base(database_url: str) -> None:
+    received = exported(
+        database_url,
+        OTEL_EXPORTER_OTLP_ENDPOINT="{url}/base",
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT="{url}/metrics-here",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="{url}/traces-here",
+    )
+
+    assert {path for path, _ in received} == {"/traces-here", "/metrics-here"}
 
 
 def test_metrics_go_only_to_the_configured_metrics_endpoint(database_url: str) -> None:

@@ -83,11 +83,11 @@ def test_a_command_with_an_unknown_part_saves_nothing_on_either_route(hango, dem
     )
 
     assert (result.code, result.err) == (1, UNKNOWN_TOOL)
-    assert "saving the agent's overrides" not in result.err  # the agent's route was never written
+    assert "saved the agent's overrides" not in result.err  # nothing was saved
     assert stored(demo_session, session) == {"agent": [], "session": []}
 
 
-def test_a_refused_second_put_puts_the_first_routes_set_back(hango, demo_session, monkeypatch):
+def test_a_refused_half_saves_neither_route_in_the_one_save(hango, demo_session, monkeypatch):
     """A member may change their session's messages but not the agent: a command that does both saves nothing."""
     session = member_session(demo_session)
     monkeypatch.setenv("HANGO_API_KEY", demo_session["member_key"])
@@ -98,7 +98,7 @@ def test_a_refused_second_put_puts_the_first_routes_set_back(hango, demo_session
 
     assert (result.code, result.out) == (1, "")
     assert f"you may not change agent {demo_session['agent_id']}" in result.err
-    assert "the session's overrides this command had saved were put back" in result.err
+    assert "nothing was saved for the agent or the session" in result.err
     assert stored(demo_session, session, "member_key") == {"agent": [], "session": []}
 
 

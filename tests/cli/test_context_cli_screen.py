@@ -52,15 +52,16 @@ def test_no_label_column_repeats_the_id(hango, demo_session):
     assert any(re.match(r"\[x\] message:2 +assistant · text, tool_use write_file: ", r) for r in rows)
 
 
-def test_long_groups_show_their_largest_parts_and_count_the_rest(hango, demo_session):
+def test_long_groups_show_their_largest_parts_and_every_user_turn_and_count_the_rest(hango, demo_session):
     session = demo_session["session_id"]
     snapshot = inspect_json(hango, session)
     groups = table(hango("context", "show", "--session", session).out)
     shown = [r["id"] for r in groups["MESSAGES"][1:]]
-    largest = sorted(snapshot["messages"], key=lambda p: -p["tokens"])[: len(shown)]
-    assert len(shown) == 8 and set(shown) == {p["id"] for p in largest}
+    largest = {p["id"] for p in sorted(snapshot["messages"], key=lambda p: -p["tokens"])[:8]}
+    turns = {p["id"] for p in snapshot["messages"] if p["role"] == "user" and "text" in p["label"]}
+    assert set(shown) == largest | turns
     assert shown == [p["id"] for p in snapshot["messages"] if p["id"] in shown]  # still in order
-    rest = [p for p in snapshot["messages"] if p["id"] not in shown]
+    rest = [p for p in snapshot["messages"] if p["id"] not in shown and p["included"]]
     out = hango("context", "show", "--session", session).out
     assert (
         f"… {len(rest)} more parts, {sum(p['tokens'] for p in rest)} tokens (--all shows every part)" in out

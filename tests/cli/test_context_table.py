@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from hango.cli.context_table import Style, fit, render_snapshot, visible, width_of
+from hango.cli.context_table import Choice, Style, fit, render_snapshot, visible, width_of
 
 PART = {
     "id": "message:1",
@@ -100,3 +100,43 @@ def test_the_header_shows_the_calibrated_total_labelled_with_its_ratio_and_calls
 
     assert "calibrated total 1043 tokens (× 1.043, from 5 calls)" in lines
     assert not any(line.startswith("calibrated") for line in render_snapshot(SNAPSHOT, 60, Style(False)))
+
+
+def _message(seq: int, role: str, tokens: int, included: bool = True) -> dict:
+    blocks = "text" if role == "user" and seq % 2 else "tool_result ls"
+    return {
+        **PART,
+        "id": f"message:{seq}",
+        "label": f"#{seq} {role} · {blocks}",
+        "role": role,
+        "tokens": tokens,
+        "included": included,
+        "override": None if included else "exclude",
+        "paired": False,
+    }
+
+
+def _shown_ids(lines: list[str]) -> list[str]:
+    rows = [line.split()[1] for line in lines if line.startswith(("[x]", "[ ]"))]
+    return [r for r in rows if r.startswith("message:")]
+
+
+def test_show_top_5_counts_excluded_parts_in_20_more_parts_no_more():
+    messages = [_message(n, "user" if n % 2 else "assistant", 10 + n, included=n > 10) for n in range(1, 31)]
+    snapshot = {**SNAPSHOT, "messages": messages}
+
+    lines = render_snapshot(snapshot, 100, Style(colour=False), Choice(top=5))
+
+    sent_rest = [m for m in messages[:-5] if m["included"]]
+    assert f"… {len(sent_rest)} more parts, {sum(m['tokens'] for m in sent_rest)} tokens" in "\n".join(lines)
+
+
+def test_show_by_default_shows_the_shape_of_the_conversation_every_user_turn_at_least():
+    messages = [_message(n, "user" if n % 2 else "assistant", 1000 - n) for n in range(1, 41)]
+    snapshot = {**SNAPSHOT, "messages": messages}
+
+    shown = _shown_ids(render_snapshot(snapshot, 100, Style(colour=False)))
+
+    turns = [m["id"] for m in messages if m["role"] == "user" and "· text" in m["label"]]
+    assert set(turns) <= set(shown)
+    assert shown == [m["id"] for m in messages if m["id"] in shown]  # in the order they are sent

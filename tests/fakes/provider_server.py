@@ -24,6 +24,9 @@ token count of the body's length // 4, or of ``counter(body)`` when one is given
 ``validator(body) -> str | None`` runs on every request before any step; a string
 makes the server answer HTTP 400 ``invalid_request_error`` with that text, the
 way the real API rejects a broken history. Requests are recorded either way.
+
+``cache`` (``tests.fakes.anthropic_cache.AnthropicCache``) gives every ``/v1/messages``
+answer the usage Anthropic's prompt cache would report for its body.
 """
 
 from __future__ import annotations
@@ -84,8 +87,11 @@ class _Exchange:
 class FakeProviderServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) with scripted answers."""
 
-    def __init__(self, validator: Validator | None = None, counter: Counter | None = None) -> None:
+    def __init__(
+        self, validator: Validator | None = None, counter: Counter | None = None, cache: Any = None
+    ) -> None:
         self.validator = validator
+        self.cache = cache
         self.counter = counter or _tokens
         self.requests: list[Received] = []
         self._steps: list[_Step] = []
@@ -224,6 +230,8 @@ class FakeProviderServer:
             return _Exchange(200, {"input_tokens": counted.value if counted else self.counter(body)})
         answer = self._take(path, frozenset({"answer"}))
         reply = answer.value if answer else DEFAULT_TEXT
+        if self.cache is not None and path == MESSAGES and not isinstance(reply, dict):
+            reply = self.cache.answer(as_response(reply, body, self.counter), body)
         return _Exchange(200, render_reply(path, reply, body, self.counter))
 
 

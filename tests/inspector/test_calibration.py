@@ -53,11 +53,13 @@ def test_inspect_reports_no_calibration_before_the_agents_first_call(lab: Lab, s
     assert body["calibration"] is None and body["last_call"] is None
 
 
-def test_inspect_reports_the_calibrated_total_from_the_median_ratio_and_its_call_count(
-    lab: Lab, seeded
-) -> None:
-    agent, session = seeded
-    calls(lab, agent, session, [(1000, 1100), (1000, 900), (2000, 2400), (500, 525)])  # 1.1, 0.9, 1.2, 1.05
+OPENAI = {"provider": "openai", "model": "gpt-test"}  # a provider without a token counter: estimates
+
+
+def test_inspect_reports_the_calibrated_total_from_the_median_ratio_and_its_call_count(lab: Lab) -> None:
+    agent = lab.agent(model="openai/gpt-test", tools=["ls"])
+    session = lab.session(agent, [user("how big is this?")])
+    calls(lab, agent, session, [(1000, 1100), (1000, 900), (2000, 2400), (500, 525)], **OPENAI)
 
     body = lab.inspect(session)
 
@@ -65,8 +67,39 @@ def test_inspect_reports_the_calibrated_total_from_the_median_ratio_and_its_call
     assert body["calibration"] == {"ratio": pytest.approx(ratio, abs=1e-4), "calls": 4}
     estimated = sum(group["after"] for group in body["totals"].values())
     assert body["calibrated_total"] == round(estimated * ratio)
-    assert body["calibrated_totals"] == {g: round(t["after"] * ratio) for g, t in body["totals"].items()}
     assert body["last_call"] is None  # these rows belong to no run: like a try's, no call of the session
+
+
+def test_calibrated_totals_add_up_to_3202_while_calibrated_total_is_3201_no_more(lab: Lab) -> None:
+    """Each group rounded on its own could sum to one more than the total: largest-remainder rounding."""
+    agent = lab.agent(model="openai/gpt-test", tools=["ls"])
+    session = lab.session(agent, [user("how big is this?")])
+    calls(lab, agent, session, [(1000, 1005)], **OPENAI)  # 1.005: every group rounds half up alone
+
+    body = lab.inspect(session)
+
+    assert sum(body["calibrated_totals"].values()) == body["calibrated_total"]
+    for group, figure in body["calibrated_totals"].items():
+        assert abs(figure - body["totals"][group]["after"] * 1.005) < 1
+
+
+def test_a_provider_counted_agent_shows_groups_scaled_to_the_count_and_no_calibrated_figure(
+    lab: Lab, seeded
+) -> None:
+    agent, session = seeded
+    calls(lab, agent, session, [(1000, 1100)])
+    lab.fake.count(1871, 1871)
+
+    body = lab.inspect(session)
+
+    assert (body["counted"], body["totals_unit"], body["total_after"]) == (
+        "provider",
+        "provider_scaled",
+        1871,
+    )
+    assert sum(g["after"] for g in body["totals"].values()) == body["total_after"]
+    assert sum(g["before"] for g in body["totals"].values()) == body["total_before"]
+    assert body["calibrated_total"] is None and body["calibrated_totals"] is None
 
 
 def test_calibration_counts_cache_reads_and_writes_as_reported_input(lab: Lab, seeded) -> None:

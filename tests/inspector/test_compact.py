@@ -63,6 +63,28 @@ def test_inspect_shows_no_compaction_below_the_trigger_unless_asked_for_a_previe
     assert preview["tokens_summarized"] > 0 and preview["tokens_kept"] > 0
 
 
+def test_after_a_second_compaction_the_preview_counts_the_old_summary_apart_and_names_no_missing_message(
+    lab: Lab,
+):
+    session = lab.session(lab.agent(), long_chat(11))  # messages 1-22
+    lab.summary(session, 20, SUMMARY)  # an earlier compaction summarized 1-20
+
+    body = lab.inspect(session, compaction="preview")
+
+    preview, parts = body["compaction"], by_id(body)
+    assert preview["summarize"] == [21, 22]
+    assert preview["keep_from"] is None  # message 23 does not exist
+    assert preview["tokens_summarized"] == parts["message:21"]["tokens"] + parts["message:22"]["tokens"]
+    assert preview["previous_summary_tokens"] == parts["summary"]["tokens"]
+
+
+def test_with_nothing_new_to_summarize_there_is_no_compaction_to_do(lab: Lab):
+    session = lab.session(lab.agent(), long_chat(11)[:21])  # messages 1-21
+    lab.summary(session, 20, SUMMARY)
+
+    assert lab.inspect(session, compaction="preview").get("compaction") is None
+
+
 def test_compact_now_summarizes_what_the_preview_said_and_the_summary_becomes_the_summary_part(
     lab: Lab, session: str
 ):
@@ -201,5 +223,5 @@ def test_compact_now_summarizes_a_history_without_a_cut_whole(lab: Lab):
 
     done = compact(lab, session).get_json()
 
-    assert (done["summarize"], done["keep_from"], done["tokens_kept"]) == ([1, 2], 3, 0)
+    assert (done["summarize"], done["keep_from"], done["tokens_kept"]) == ([1, 2], None, 0)  # no message 3
     assert [p["id"] for p in lab.inspect(session)["messages"]] == ["summary"]

@@ -11,6 +11,7 @@ from hango.providers.anthropic import request_payload
 from hango.telemetry import names
 from tests.fakes.provider_server import COUNT_TOKENS, MESSAGES
 from tests.inspector.conftest import (
+    ANTHROPIC,
     OFFLINE,
     Lab,
     assistant,
@@ -214,22 +215,24 @@ def test_last_call_shows_the_estimate_beside_the_reported_tokens(lab: Lab):
     assert body["last_call"]["estimated"] == included_sum(body) - by_id(body)["message:7"]["tokens"]
 
 
-def test_cache_loss_tokens_are_own_plus_cached_prefix_parts_after_it(lab: Lab):
-    agent, session = furnished(lab)
-    lab.put_agent(agent, excluding("system:subagent", "tool:grep"))
+def test_cache_loss_tokens_count_every_cached_part_from_the_changed_one_on_messages_included(lab: Lab):
+    _, session = furnished(lab, model=ANTHROPIC)
 
     body = lab.inspect(session)
 
-    prefix = [p for p in (*body["tools"], *body["system"]) if p["cached_prefix"]]
-    assert [p["id"] for p in prefix] == [
-        *(f"tool:{name}" for name in BUILTIN_TOOLS),
-        *SYSTEM_PARTS[:-1],
-    ]
-    for index, part in enumerate(prefix):
-        after = sum(p["tokens"] for p in prefix[index + 1 :] if p["included"])
-        assert part["cache_loss_tokens"] == part["tokens"] + after, part["id"]
-    assert not by_id(body)["system:todo"]["cached_prefix"]
-    assert all(not p["cached_prefix"] and p["cache_loss_tokens"] == 0 for p in body["messages"])
+    sent = [p for p in (*body["tools"], *body["system"], *body["messages"]) if p["included"]]
+    assert all(p["cached_prefix"] for p in sent)  # the last message carries a breakpoint
+    assert sent[0]["cache_loss_tokens"] == sum(p["tokens"] for p in sent)
+    losses = [p["cache_loss_tokens"] for p in sent]
+    assert losses == sorted(losses, reverse=True) and losses[-1] > 0
+
+
+def test_a_provider_without_a_prompt_cache_loses_nothing_by_a_change(lab: Lab):
+    _, session = furnished(lab)  # the offline provider has no cache
+
+    body = lab.inspect(session)
+
+    assert all(p["cache_loss_tokens"] == 0 and not p["cached_prefix"] for p in by_id(body).values())
 
 
 def test_would_compact_is_decided_on_the_history_after_overrides(lab: Lab):

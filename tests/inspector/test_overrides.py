@@ -305,3 +305,15 @@ def test_each_part_says_its_role_and_the_tools_it_defines_calls_or_answers(lab: 
     ]
     assert all((p["role"], p["tools"]) == (None, [p["id"].removeprefix("tool:")]) for p in body["tools"])
     assert all((p["role"], p["tools"]) == (None, []) for p in body["system"])
+
+
+def test_an_override_whose_paired_from_names_a_part_not_in_the_request_is_422_not_silently_dropped(
+    lab: Lab, paired: str
+):
+    stray = {"part": "message:3", "action": "exclude", "paired_from": "message:99"}
+
+    response = lab.put_session(paired, {"overrides": [{"part": "message:6", "action": "exclude"}, stray]})
+
+    assert (response.status_code, error_code(response)) == (422, "unknown_paired_from")
+    assert response.get_json()["error"]["details"]["parts"] == ["message:3"]
+    assert lab.who.get(f"/v1/sessions/{paired}/context-overrides").get_json()["overrides"] == []

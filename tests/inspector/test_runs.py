@@ -132,8 +132,12 @@ def test_the_cache_breakpoint_lands_on_a_sent_block_when_a_system_part_is_exclud
     marks = [text for text, cached in system if cached]
     assert len(marks) == 1 and marks[0].startswith(marked)
     assert len(system) == 5
-    before = [p["id"] for p in shown["system"] if p["cached_prefix"] and p["included"]]
-    assert by_id(shown)[before[-1]]["preview"].startswith(marked)
+    # the one cache model: every sent part up to the last message's breakpoint is a cached prefix,
+    # the volatile todo list too; the last stable block sent is the one the system mark is on
+    sent_system = [p for p in shown["system"] if p["included"]]
+    assert all(p["cached_prefix"] for p in sent_system)
+    stable = [p["id"] for p in sent_system if p["id"] != "system:todo"]
+    assert by_id(shown)[stable[-1]]["preview"].startswith(marked)
 
 
 def test_chat_spans_of_a_run_carry_the_number_of_active_overrides(lab: Lab, spans):
@@ -232,6 +236,27 @@ def test_inspect_equals_the_next_runs_first_request_minus_its_new_user_message(
     ]
     assert normalised({**first_call, "messages": first_call["messages"][:-1]}) == normalised(inspected)
     assert sum(p["included"] for p in parts["messages"]) == 22 - 2 and len(inspected["system"]) == 5
+
+
+def test_the_demo_runs_each_turn_on_the_sessions_current_state_no_call_carries_a_stale_todo_list(
+    make_app, fake, engine, database_url
+):
+    seeded = demo.seed(engine, load_config(overrides={"database_url": database_url}))
+    owner = As(
+        make_app(**fake_config(fake)).test_client(), seeded["owner_key"], seeded["tenant_id"], "", "owner"
+    )
+    path = f"/v1/sessions/{seeded['session_id']}"
+    calls = list(reversed(owner.get(f"{path}/calls", query_string={"limit": 100}).get_json()["items"]))
+
+    todo = [
+        next(p for p in owner.get(f"{path}/calls/{c['id']}").get_json()["parts"] if p["id"] == "system:todo")
+        for c in calls
+    ]
+
+    # the todo list is written by the third turn: every call after that one carries it as it is now
+    written = next(i for i, part in enumerate(todo) if not part["changed_since_call"])
+    assert written > 0 and all(not part["changed_since_call"] for part in todo[written:])
+    assert not [c for c in calls[written + 1 :] if (c["cache"] or {}).get("miss_cause") == "source_changed"]
 
 
 def test_the_summary_part_can_be_excluded_and_replaced(lab: Lab):

@@ -67,8 +67,10 @@ def test_superseded_result_fires_for_a_read_that_a_later_edit_made_out_of_date(l
     assert found[0]["tokens_saved"] == parts["message:2"]["tokens"] + parts["message:3"]["tokens"]
     assert found[0]["target"] == "session"
     assert "/src/a.py" in found[0]["reason"]
-    later = sum(parts[f"message:{seq}"]["tokens"] for seq in range(4, 9))
-    assert found[0]["cache_loss_tokens"] == later
+    change = lab.who.post(
+        f"/v1/sessions/{session}/context/preview", json={"session": excluding("message:2")}
+    ).get_json()["pending"]
+    assert found[0]["cache_loss_tokens"] == change["cache_loss_tokens"]
 
 
 def test_superseded_result_fires_for_a_folder_listing_after_a_write_under_it(lab: Lab):
@@ -177,8 +179,21 @@ def test_unused_tool_fires_for_a_tool_no_recent_answer_called_and_counts_the_ses
     assert [(s["parts"], s["target"], s["sessions_affected"]) for s in found] == [
         (["tool:read_file"], "agent", 2)
     ]
-    assert by_id(lab.inspect(session))["tool:read_file"]["tokens"] == found[0]["tokens_saved"]
     assert "4 assistant messages" in found[0]["reason"]
+
+
+def test_unused_tool_says_it_saves_what_applying_it_changes_inspects_total_by(make_lab):
+    """Leaving read_file out also rewrites system:filesystem: the saving is measured, not the tool's size."""
+    lab = make_lab(suggest_tool_min_answers=3)
+    agent = lab.agent(model=OFFLINE, tools=["ls", "read_file"])
+    session = lab.session(agent, listings(3))
+    before = lab.inspect(session)
+
+    [found] = of_kind(suggestions(lab, session), "unused_tool")
+    assert lab.put_agent(agent, excluding(*found["parts"])).status_code == 200
+
+    assert before["total_after"] - lab.inspect(session)["total_after"] == found["tokens_saved"]
+    assert found["tokens_saved"] > by_id(before)["tool:read_file"]["tokens"]
 
 
 def test_unused_tool_does_not_fire_before_enough_answers_or_for_a_tool_another_session_called(make_lab):

@@ -92,6 +92,28 @@ def test_try_with_a_message_sends_it_as_a_new_user_turn_after_the_history(lab: L
     ]
 
 
+def test_a_trys_new_message_is_recorded_in_the_ledger_under_a_seq_no_later_stored_message_takes(
+    lab: Lab, session: str
+):
+    assert lab.try_(session, {"message": "one more question"}).status_code == 200
+    [call] = lab.who.get(f"/v1/sessions/{session}/calls").get_json()["items"]
+    parts = lab.who.get(f"/v1/sessions/{session}/calls/{call['id']}").get_json()["parts"]
+    tried = [p["id"] for p in parts if p["id"].startswith("message:")][-1]
+
+    assert lab.say(session, "a real question").status_code == 201
+
+    stored = {f"message:{m['seq']}" for m in lab.messages(session)}
+    assert tried not in stored
+    assert len(stored) == len(HISTORY) + 2
+
+
+def test_try_lists_every_part_it_leaves_out_the_trailing_assistant_message_included(lab: Lab, session: str):
+    response = lab.try_(session, {"exclude": ["system:memory"]})
+
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["excluded"] == ["system:memory", "message:4", "message:5", "message:6"]
+
+
 def test_try_without_a_message_re_answers_the_last_user_turn(lab: Lab, session: str):
     with_memory = lab.try_(session)
     without = lab.try_(session, {"exclude": ["system:memory"]})
@@ -108,7 +130,8 @@ def test_try_include_re_includes_a_stored_exclusion_for_that_call_only(lab: Lab,
 
     response = lab.try_(session, {"include": ["message:2", "tool:grep"]})
 
-    assert response.get_json()["excluded"] == []
+    # the turn re-answered is message 3: the messages after it are left out, and listed
+    assert response.get_json()["excluded"] == ["message:4", "message:5", "message:6"]
     assert wire_texts(lab) == ["what is the plan?", "ship it", "and the memory?"]
     assert "grep" in [t["name"] for t in lab.fake.bodies(MESSAGES)[-1]["tools"]]
     lab.try_(session)

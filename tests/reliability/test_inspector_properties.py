@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from hango.providers import close_providers
+from tests.fakes.anthropic_cache import AnthropicCache
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.reliability.anthropic_rules import Ledger
 from tests.reliability.figures import record
@@ -49,6 +50,7 @@ REASONS = {
     "starts_with_assistant",
     "unanswered_tool_use",
     "orphan_tool_result",
+    "unknown_paired_from",
 }
 PROPERTY = settings(
     max_examples=int(os.environ.get("HANGO_PROPERTY_EXAMPLES", "60")),
@@ -135,8 +137,13 @@ class Judged:
 
 @pytest.fixture
 def judging_fake() -> Iterator[FakeProviderServer]:
-    """A judging fake per test, so each test's verdicts are its own whatever ran before it."""
-    with FakeProviderServer(validator=Ledger()) as server:
+    """A judging fake per test, so each test's verdicts are its own whatever ran before it.
+
+    It is the strict fake (``anthropic_rules``) with Anthropic's prompt cache
+    (``tests/fakes/anthropic_cache.py``): every answer reports the cache reads a faithful
+    provider would, so the ledger's verdicts can be held to them.
+    """
+    with FakeProviderServer(validator=Ledger(), cache=AnthropicCache()) as server:
         yield server
         close_providers()
 

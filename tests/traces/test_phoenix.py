@@ -60,6 +60,7 @@ def server_env(phoenix: str, provider: FakeProviderServer, project: str) -> dict
         "HANGO_ANTHROPIC_BASE_URL": provider.anthropic_base_url,
         "ANTHROPIC_API_KEY": TEST_API_KEY,
         "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix,
+        "OTEL_METRICS_EXPORTER": "none",  # Phoenix takes traces only
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "HANGO_TRACE_PROJECT": project,
     }

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hango.agent.draft import Draft
@@ -58,14 +59,29 @@ class SentPart(NamedTuple):
 
 @dataclass(frozen=True)
 class SentCall:
-    """The ordered parts one call sent, and the indexes of the parts that carried a cache breakpoint."""
+    """The ordered parts one call sent, and the indexes of the parts that carried a cache breakpoint.
+
+    ``blocks`` counts each part's blocks as the provider's cache counts them (a tool, a system
+    block, each content block of a message sent): its lookback is counted in blocks. A call
+    rebuilt from the ledger does not know them (empty: one block a part); only a call about to
+    be sent needs them.
+    """
 
     parts: tuple[SentPart, ...]
     breakpoints: tuple[int, ...]
+    blocks: tuple[int, ...] = field(default=(), compare=False)
 
     def tokens_through(self, index: int) -> int:
         """The estimated tokens of the parts up to and including ``index``."""
         return sum(p.tokens for p in self.parts[: index + 1])
+
+    @property
+    def tokens(self) -> int:
+        return sum(p.tokens for p in self.parts)
+
+    def blocks_through(self) -> list[int]:
+        """For each index, how many blocks the parts up to and including it hold."""
+        return list(itertools.accumulate(self.blocks or (1,) * len(self.parts)))
 
 
 def fields_hash(fields: Sequence[str]) -> str:
@@ -120,12 +136,19 @@ def sent_call(draft: Draft) -> SentCall:
         if sourced.block.cache_control:
             marks.append(len(parts))
         parts.append(SentPart(sourced.part, block_hash(sourced.block), estimate_block(sourced.block)))
+    blocks = [1] * len(parts)
     for sourced in draft.messages:
         if sourced.message.cache_control:
             marks.append(len(parts))
         message = sourced.message
         parts.append(SentPart(sourced.part, message_hash(message), estimate_message(message)))
-    return SentCall(tuple(parts), tuple(marks))
+        blocks.append(sent_blocks(message))
+    return SentCall(tuple(parts), tuple(marks), tuple(blocks))
+
+
+def sent_blocks(message: Message) -> int:
+    """How many content blocks of ``message`` go to the provider (the adapters drop blank text)."""
+    return sum(1 for b in message.content if not isinstance(b, TextBlock) or b.text.strip())
 
 
 def common_prefix(a: Sequence[SentPart], b: Sequence[SentPart]) -> int:
@@ -182,12 +205,14 @@ class Lineage:
         if rows:
             last = rows[-1]
             ended = last.started_at + dt.timedelta(milliseconds=last.duration_ms)
-            self.advance(last.id, rebuild(rows)[last.id], ended)
+            self.advance(last.id, rebuild(rows)[last.id], ended, last.reported_prompt)
 
-    def advance(self, call_id: uuid.UUID, call: SentCall, ended_at: dt.datetime) -> None:
+    def advance(
+        self, call_id: uuid.UUID, call: SentCall, ended_at: dt.datetime, reported_prompt: int | None = None
+    ) -> None:
         """``call`` is the lineage's newest now: the base of the next one."""
         self.base_id = call_id
-        self.previous = Previous(call, ended_at)
+        self.previous = Previous(call, ended_at, reported_prompt)
 
     def delta(self, call: SentCall) -> Delta:
         return delta(self.previous.call if self.previous else None, call)
@@ -195,7 +220,12 @@ class Lineage:
 
 @dataclass(frozen=True)
 class Previous:
-    """The previous call of a lineage, as the cache verdict needs it."""
+    """The previous call of a lineage, as the cache verdict needs it.
+
+    ``reported_prompt`` is the prompt the provider counted for it (input, cache read and cache
+    write tokens), when known: the verdict's expected read is in the provider's units.
+    """
 
     call: SentCall
     ended_at: dt.datetime
+    reported_prompt: int | None = None

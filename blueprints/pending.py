@@ -1,0 +1,137 @@
+"""Pending changes: ``POST …/context/preview`` (the inspect response as if saved) and ``POST …/context/save``.
+
+The panel and the CLI show only what the server computes: a toggle previews
+the proposed agent and session sets (``preview``), and Save stores both in one
+transaction (``save``), each half under its own ETag, so the two land together
+or neither does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import g
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+from werkzeug.datastructures import ETags
+from werkzeug.http import parse_etags
+
+from blueprints.common import error_response
+from blueprints.context import blp, inspect_response
+from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_body, put_set, respond
+from hango import authz, telemetry, tenancy
+from hango.errors import Forbidden, Unprocessable
+from hango.inspector.pending import ROUTES, Proposal, mark_excluded_by, preview
+from hango.inspector.snapshot import build_snapshot
+from hango.store.context_overrides import Target
+from hango.telemetry import names
+
+
+class ProposedSetSchema(Schema):
+    overrides = fields.List(
+        fields.Nested(OverrideSchema), required=True, validate=validate.Length(max=MAX_OVERRIDES)
+    )
+
+
+class PreviewBodySchema(Schema):
+    agent = fields.Nested(
+        ProposedSetSchema,
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "the agent's proposed set (system and tool parts); absent: the stored one"},
+    )
+    session = fields.Nested(
+        ProposedSetSchema,
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": "the session's proposed set (message and summary parts); absent: the stored one"
+        },
+    )
+
+
+class SavedSetSchema(ProposedSetSchema):
+    if_match = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(max=2_000),
+        metadata={"description": "the ETag the set was read with (as the route's `If-Match` takes it)"},
+    )
+
+
+class SaveBodySchema(Schema):
+    agent = fields.Nested(SavedSetSchema, load_default=None, allow_none=True)
+    session = fields.Nested(SavedSetSchema, load_default=None, allow_none=True)
+
+
+def _proposal(body: dict[str, Any]) -> Proposal:
+    return Proposal(*(None if body[r] is None else from_body(body[r]) for r in ROUTES))
+
+
+def _require_agent_write() -> None:
+    """403 ``forbidden`` when the caller may read the agent but not change its parts."""
+    agent = tenancy.store().agents.get(g.session.agent_id)
+    if agent is None or not authz.owns(agent.owner_id):
+        raise Forbidden(
+            "system and tool parts are the agent's: only its owner or a tenant owner or admin may change them",
+            code="forbidden",
+            details={"may_change": ["agent owner", "owner", "admin"]},
+        )
+
+
+@blp.route("/preview")
+class ContextPreview(MethodView):
+    @blp.arguments(PreviewBodySchema)
+    @blp.response(200, description="the inspect response as if the proposed sets were saved, plus `pending`")
+    @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
+    @error_response(blp, 422, ERRORS[-1][1])
+    def post(self, body: dict[str, Any], session_id: uuid.UUID) -> dict[str, Any]:
+        """The session's next request as if the proposed agent and session sets were saved; nothing is written."""
+        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_INSPECT):
+            deps, store = tenancy.deps(), tenancy.store()
+            shown = preview(deps, store, g.session, tenancy.caller(), _proposal(body))
+            snapshot = build_snapshot(shown.assembly, deps)
+            mark_excluded_by(snapshot, shown.assembly)
+        answer = inspect_response(shown.assembly, snapshot, False)
+        agent = store.agents.get(g.session.agent_id)
+        answer["pending"] = {
+            **shown.change(deps),
+            "scope": {
+                "agent_id": str(agent.id),
+                "agent_name": agent.name,
+                "sessions": store.sessions.count_of_agent(agent.id),
+            },
+        }
+        return answer
+
+
+def _etags(value: str | None) -> ETags | None:
+    return None if value is None else parse_etags(value)
+
+
+@blp.route("/save")
+class ContextSave(MethodView):
+    @blp.arguments(SaveBodySchema)
+    @blp.response(
+        200, description="each route's stored set, `added` companions, ETag (and the agent's scope)"
+    )
+    @error_response(blp, 403, "`forbidden`: the caller may read the agent but not change its parts.")
+    @error_response(blp, 412, "`etag_mismatch`: a half's `if_match` no longer matches; nothing was saved.")
+    @error_response(blp, 422, ERRORS[-1][1])
+    def post(self, body: dict[str, Any], session_id: uuid.UUID) -> dict[str, Any]:
+        """Store the agent's and the session's sets in one transaction: both land or neither does."""
+        if body["agent"] is None and body["session"] is None:
+            raise Unprocessable("name the agent's set, the session's, or both", code="nothing_to_save")
+        if body["agent"] is not None:
+            _require_agent_write()
+        saved: dict[str, Any] = {}
+        for route in ROUTES:
+            target = Target(route, g.session.agent_id if route == "agent" else g.session.id)
+            half = body[route]
+            if half is None:
+                answer, _, headers = respond(target)
+            else:
+                answer, _, headers = put_set(target, from_body(half), _etags(half["if_match"]))
+            saved[route] = {**answer, "added": answer.get("added", []), "etag": headers["ETag"]}
+        return saved

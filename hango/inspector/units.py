@@ -1,0 +1,36 @@
+"""One unit per figure: group figures in the unit of the total they add up to, rounded so they add up.
+
+When the provider counted the request, inspect's total is the provider's count
+while the parts are estimates; the groups are then scaled to the counted total
+(``scaled_totals``) and labelled so, and no calibrated estimate is shown beside
+the real count. Shares are rounded by the largest remainder, so the shown
+groups always add up to the shown total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+def apportion(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` split in proportion to ``weights``, rounded by the largest remainder (the parts sum to it)."""
+    whole = sum(weights)
+    if whole <= 0:
+        return [total if i == 0 else 0 for i in range(len(weights))] if weights else []
+    exact = [total * w / whole for w in weights]
+    floors = [int(x) for x in exact]
+    short = total - sum(floors)
+    by_remainder = sorted(range(len(weights)), key=lambda i: (floors[i] - exact[i], i))
+    for i in by_remainder[:short]:
+        floors[i] += 1
+    return floors
+
+
+def scaled_totals(
+    totals: Mapping[str, Mapping[str, int]], total_before: int, total_after: int
+) -> dict[str, dict[str, int]]:
+    """The groups' ``before`` and ``after`` scaled to the counted totals (each column adds up to its total)."""
+    names = list(totals)
+    before = apportion(total_before, [totals[n]["before"] for n in names])
+    after = apportion(total_after, [totals[n]["after"] for n in names])
+    return {n: {"before": b, "after": a} for n, b, a in zip(names, before, after, strict=True)}
