@@ -22,6 +22,7 @@ from opentelemetry.trace import SpanKind
 
 from hango.config import REPO_ROOT
 from hango.messages import Message, TextBlock, ToolUseBlock
+from hango.queue import RUN_TASK
 from hango.telemetry import names
 from tests.budget.conftest import (
     DELEGATING,
@@ -56,19 +57,21 @@ def test_a_run_is_a_tree_of_server_run_chat_and_tool_spans(
     finished = spans()
     by_id = {s.context.span_id: s for s in finished}
     [server] = [s for s in finished if s.kind == SpanKind.SERVER and MESSAGES_ROUTE in s.name]
+    [job] = [s for s in finished if s.name == names.SPAN_JOB.format(task=RUN_TASK)]
     [run] = [s for s in finished if s.name == names.SPAN_RUN]
     [task] = [s for s in finished if s.name == names.SPAN_TOOL.format(name="task")]
     parent, child, answer = chat_spans(finished)
 
     assert server.name == f"POST {MESSAGES_ROUTE}" and server.attributes["http.route"] == MESSAGES_ROUTE
-    assert run.parent.span_id == server.context.span_id
+    assert job.kind == SpanKind.CONSUMER and job.parent.span_id == server.context.span_id
+    assert run.parent.span_id == job.context.span_id
     assert parent.parent.span_id == run.context.span_id == answer.parent.span_id
     assert task.parent.span_id == run.context.span_id
     assert child.parent.span_id == task.context.span_id
-    assert {s.context.trace_id for s in (server, run, task, parent, child, answer)} == {
+    assert {s.context.trace_id for s in (server, job, run, task, parent, child, answer)} == {
         server.context.trace_id
     }
-    assert by_id[run.parent.span_id] is server
+    assert by_id[by_id[run.parent.span_id].parent.span_id] is server
 
     assert run.attributes[names.RUN_ID] == result["run"]["id"]
     assert run.attributes[names.RUN_STATUS] == "completed"
