@@ -16,7 +16,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from werkzeug.datastructures import ETags
 
-from blueprints.common import error_responses, part_id
+from blueprints.common import JsonInteger, error_responses, part_id
 from hango import telemetry, tenancy
 from hango.agent.assembly import Prepared, prepare_agent, prepare_session
 from hango.agent.overrides import Override
@@ -54,7 +54,7 @@ class OverrideSetSchema(Schema):
 class ScopeSchema(Schema):
     agent_id = fields.String()
     agent_name = fields.String(allow_none=True)
-    sessions = fields.Integer(metadata={"description": "how many sessions of the agent the set applies to"})
+    sessions = JsonInteger(metadata={"description": "how many sessions of the agent the set applies to"})
 
 
 class AgentOverrideSetSchema(OverrideSetSchema):

@@ -97,6 +97,7 @@ class HangoApi(Api):
     def _init_spec(self, *, extra_plugins: Any = None, **options: Any) -> None:
         super()._init_spec(extra_plugins=[*(extra_plugins or ()), contract.ContractPlugin()], **options)
         self.ma_plugin.converter.add_attribute_function(contract.text_keywords)
+        self.ma_plugin.converter.add_attribute_function(contract.nullable_nested)
         for name, schema in contract.json_value_schemas().items():
             self.spec.components.schema(name, schema)
 

@@ -116,6 +116,21 @@ def text_keywords(self: Any, field: fields.Field, ret: dict, **_kw: Any) -> dict
     return extra
 
 
+def nullable_nested(self: Any, field: fields.Field, ret: dict, **_kw: Any) -> dict[str, Any]:
+    """An apispec attribute function: a nested schema that may be null is that schema or null.
+
+    apispec writes OpenAPI 3.0's nullable reference as ``anyOf: [$ref, {type: object, nullable}]``,
+    whose second branch takes any object at all: a reader (or a fuzzer) then believes a body the
+    server refuses is valid. ``allOf: [$ref]`` with ``nullable`` says what the server reads.
+    """
+    nullable_object = {"type": "object", "nullable": True}
+    any_of = ret.get("anyOf")
+    if isinstance(field, fields.Nested) and any_of and len(any_of) == 2 and any_of[1] == nullable_object:
+        del ret["anyOf"]
+        return {"allOf": [any_of[0]], "nullable": True}
+    return {}
+
+
 class ContractPlugin(BasePlugin):
     """Lists the answers every ``/v1`` operation can give besides its own, with the error envelope."""
 

@@ -255,6 +255,11 @@ def check_inspect(
             problems.append(
                 f"{name}: calibration {body['calibration']}, expected ratio {ratio:.4f} of {len(recent)}"
             )
+        elif body["counted"] == "provider":  # a real count stands alone: no calibrated figure beside it
+            if body["calibrated_total"] is not None:
+                problems.append(
+                    f"{name}: calibrated_total {body['calibrated_total']} beside the provider's count"
+                )
         elif abs(body["calibrated_total"] - estimated * ratio) > 1:
             problems.append(
                 f"{name}: calibrated_total {body['calibrated_total']}, expected {estimated * ratio:.0f}"

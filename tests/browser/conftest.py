@@ -47,8 +47,12 @@ def demo(engine: sa.Engine, database_url: str, clean_db: None) -> Demo:
 
 
 @pytest.fixture
-def admin(browser: Browser, live_server: str) -> Iterator[Admin]:
-    """A fresh browser tab at 1280×800; fails the test if the page threw or Alpine complained."""
+def admin(browser: Browser, live_server: str, clean_db: None) -> Iterator[Admin]:
+    """A fresh browser tab at 1280×800; fails the test if the page threw or Alpine complained.
+
+    It needs ``clean_db`` so that the tab closes before the tables are emptied: a page still
+    polling would otherwise meet 404s for what the test made and report them as its errors.
+    """
     context = browser.new_context(viewport=DESKTOP, base_url=live_server)
     tab = Admin(context.new_page(), live_server)
     yield tab
