@@ -52,7 +52,10 @@ class PartSchema(Schema):
             "or the excluded tool whose block this is (`system:subagent` goes with `tool:task`)"
         },
     )
-    cached_prefix = fields.Boolean(required=True)
+    cached_prefix = fields.Boolean(
+        required=True,
+        metadata={"description": "in a prefix the cache holds for the next call (none once it expired)"},
+    )
     cache_loss_tokens = fields.Integer(
         required=True,
         metadata={

@@ -278,7 +278,7 @@ def _mark_cache(views: list[PartView], sent: Draft, ahead: Outlook) -> None:
         index = at.get(view.id) if view.included else None
         position = following if index is None else index
         following = position
-        view.cached_prefix = position <= last
+        view.cached_prefix = ahead.priced and position <= last  # an expired cache holds no prefix
         view.cache_loss_tokens = losses[position]
 
 

@@ -275,7 +275,9 @@ def test_after_the_cache_lifetime_leaving_a_part_out_costs_no_cache(make_cache_l
     session, body = one_turn_inspected(lab)
 
     assert (body["cache"]["outlook"], body["cache"]["miss_reason"]) == ("expired", "expired")
-    assert [p["cache_loss_tokens"] for p in by_id(body).values()] == [0] * len(by_id(body))
+    assert [(p["cache_loss_tokens"], p["cached_prefix"]) for p in by_id(body).values()] == [(0, False)] * len(
+        by_id(body)
+    )
     assert pending_loss(lab, session, "agent", "tool:ls") == 0  # the panel warns of nothing
     assert pending_loss(lab, session, "session", "message:2") == 0
     found = lab.who.get(f"/v1/sessions/{session}/context/suggestions").get_json()["suggestions"]
