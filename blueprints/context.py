@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from flask import g
@@ -17,7 +18,7 @@ from hango import telemetry, tenancy
 from hango.agent.draft import Draft
 from hango.api import Blueprint
 from hango.inspector import calibration
-from hango.inspector.call_views import next_call_cache
+from hango.inspector.cache_outlook import NextCache, next_cache
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.part_content import full_part
 from hango.inspector.pending import mark_excluded_by
@@ -120,26 +121,55 @@ class Context(MethodView):
                 return neutral_body(assembly.captured)
             if args["format"] in WIRE_FORMATS:
                 return wire_request(assembly.captured, args["format"])
-            snapshot = inspected(assembly)
-            _record(snapshot, started)
-        return inspect_response(assembly, snapshot, args["compaction"] == "preview")
+            found = inspected(assembly)
+            _record(found.snapshot, started)
+        return inspect_response(assembly, found, args["compaction"] == "preview")
 
 
-def inspected(assembly: Assembly) -> Snapshot:
-    """The inspect figures of an assembly, every derived exclusion named (``excluded_by``)."""
-    snapshot = build_snapshot(assembly, tenancy.deps())
+@dataclass(frozen=True)
+class Inspected:
+    """An assembly's inspect figures: its parts, the session's last call and calibration, the cache outlook."""
+
+    snapshot: Snapshot
+    recent: Any  # ``store.usage.recent``'s row
+    cache: NextCache
+
+    @property
+    def calibrated(self) -> calibration.Calibration | None:
+        return calibration.calibration_of(self.recent.ratio, self.recent.calibration_calls)
+
+
+def recent_usage(assembly: Assembly) -> Any:
+    """The session's last call and the agent's calibration for its model (one statement)."""
+    agent = assembly.state.agent
+    provider, model = split_model(agent.model)
+    return tenancy.store().usage.recent(
+        assembly.state.session_id, agent.id, provider, model, calibration.CALLS
+    )
+
+
+def calibrated_ratio(recent: Any) -> float | None:
+    """The calibration ratio in ``recent`` (a ``recent_usage`` row), None without calibration."""
+    calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
+    return None if calibrated is None else calibrated.ratio
+
+
+def inspected(assembly: Assembly) -> Inspected:
+    """The inspect figures of an assembly, every derived exclusion named (``excluded_by``), every cache
+    price by the next call's one outlook."""
+    deps, recent = tenancy.deps(), recent_usage(assembly)
+    cache = next_cache(assembly, tenancy.store(), deps, lambda: calibrated_ratio(recent))
+    snapshot = build_snapshot(assembly, deps, cache.outlook)
     mark_excluded_by(snapshot, assembly)
-    return snapshot
+    return Inspected(snapshot, recent, cache)
 
 
-def inspect_response(assembly: Assembly, snapshot: Snapshot, compaction: bool) -> dict[str, Any]:
+def inspect_response(assembly: Assembly, found: Inspected, compaction: bool) -> dict[str, Any]:
     """The inspect response of ``assembly``: its parts and totals, calibration, cache outlook, compaction."""
     agent = assembly.state.agent
     session_id = assembly.state.session_id
-    provider, model = split_model(agent.model)
-    recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
+    snapshot, recent, calibrated = found.snapshot, found.recent, found.calibrated
     body = snapshot.as_dict()
-    calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
     if body["counted"] == "provider":  # one unit: the groups in the provider's count, no estimate beside it
         body["totals"] = scaled_totals(body["totals"], body["total_before"], body["total_after"])
     body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
@@ -154,7 +184,7 @@ def inspect_response(assembly: Assembly, snapshot: Snapshot, compaction: bool) -
         "last_call": None
         if recent.reported is None
         else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
-        "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
+        "cache": found.cache.verdict(assembly),
         **_compaction(assembly, snapshot.would_compact or compaction),
     }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
+from hango.agent.ledger.verdict import OUTLOOKS, UNITS
 from hango.providers import WIRE_FORMATS
 
 NULLABLE_INT = {"allow_none": True}
@@ -51,8 +52,18 @@ class PartSchema(Schema):
             "or the excluded tool whose block this is (`system:subagent` goes with `tool:task`)"
         },
     )
-    cached_prefix = fields.Boolean(required=True)
-    cache_loss_tokens = fields.Integer(required=True)
+    cached_prefix = fields.Boolean(
+        required=True,
+        metadata={"description": "in a prefix the cache holds for the next call (none once it expired)"},
+    )
+    cache_loss_tokens = fields.Integer(
+        required=True,
+        metadata={
+            "description": "the tokens the next call no longer reads from the prompt cache when this part "
+            "changes, in the unit of `cache.expected_read_tokens` (`cache.unit`); 0 when nothing is "
+            "cached (`cache.outlook`: `expired`, `none`)"
+        },
+    )
     role = fields.String(
         required=True, allow_none=True, metadata={"description": "a message's (or the summary's) role"}
     )
@@ -83,6 +94,11 @@ class CalibrationSchema(Schema):
     calls = fields.Integer(required=True, metadata={"description": "how many calls the median is over"})
 
 
+def _one_of(values: tuple[str, ...], description: str) -> fields.String:
+    """A required string field that takes one of ``values``."""
+    return fields.String(required=True, metadata={"enum": list(values), "description": description})
+
+
 class NextCallCacheSchema(Schema):
     expected_read_tokens = fields.Integer(
         required=True, metadata={"description": "what the next call would read from the prompt cache"}
@@ -102,6 +118,18 @@ class NextCallCacheSchema(Schema):
         },
     )
     miss_cause = fields.String(required=True, allow_none=True)
+    outlook = _one_of(
+        OUTLOOKS,
+        "`live`: the previous call's cache lives; `expired`: it is older than the cache lifetime, so no "
+        "change costs cache; `first_call`: nothing sent yet (a change is priced as the cache the next call "
+        "writes); `none`: the provider caches nothing",
+    )
+    unit = _one_of(
+        UNITS,
+        "the unit of `expected_read_tokens` and every `cache_loss_tokens`: `provider` (the estimate scaled "
+        "by the previous call's reported prompt), `calibrated` (by the agent's calibration ratio) or "
+        "`estimate`",
+    )
 
 
 class InspectSchema(Schema):

@@ -18,12 +18,11 @@ from werkzeug.datastructures import ETags
 from werkzeug.http import parse_etags
 
 from blueprints.common import error_response
-from blueprints.context import blp, inspect_response
+from blueprints.context import blp, inspect_response, inspected
 from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_body, put_set, respond
 from hango import authz, telemetry, tenancy
 from hango.errors import Forbidden, Unprocessable
-from hango.inspector.pending import ROUTES, Proposal, mark_excluded_by, preview
-from hango.inspector.snapshot import build_snapshot
+from hango.inspector.pending import ROUTES, Proposal, preview
 from hango.store.context_overrides import Target
 from hango.telemetry import names
 
@@ -91,12 +90,11 @@ class ContextPreview(MethodView):
         with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_INSPECT):
             deps, store = tenancy.deps(), tenancy.store()
             shown = preview(deps, store, g.session, tenancy.caller(), _proposal(body))
-            snapshot = build_snapshot(shown.assembly, deps)
-            mark_excluded_by(snapshot, shown.assembly)
-        answer = inspect_response(shown.assembly, snapshot, False)
+            found = inspected(shown.assembly)
+        answer = inspect_response(shown.assembly, found, False)
         agent = store.agents.get(g.session.agent_id)
         answer["pending"] = {
-            **shown.change(deps),
+            **shown.change(found.cache.outlook),
             "scope": {
                 "agent_id": str(agent.id),
                 "agent_name": agent.name,

@@ -14,8 +14,9 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import MAX_PAGE, error_response
-from blueprints.context import blp, session_assembly
+from blueprints.context import blp, calibrated_ratio, recent_usage, session_assembly
 from hango import telemetry, tenancy
+from hango.inspector.cache_outlook import next_cache
 from hango.inspector.measure import measured
 from hango.inspector.snapshot import build_snapshot
 from hango.inspector.suggestions import KINDS, Thresholds, compaction_preview, suggest
@@ -31,7 +32,10 @@ class SuggestionSchema(Schema):
     parts = fields.List(fields.String(), metadata={"description": "parts to exclude, closed under pairing"})
     tokens_saved = fields.Integer()
     cache_loss_tokens = fields.Integer(
-        metadata={"description": "tokens the next call no longer reads cached"}
+        metadata={
+            "description": "tokens the next call no longer reads cached, in the unit of inspect's "
+            "`cache.expected_read_tokens` (`cache.unit`); 0 once the cache expired (`cache.outlook`)"
+        }
     )
     target = fields.String(metadata={"enum": ["agent", "session"]})
     reason = fields.String()
@@ -62,11 +66,15 @@ class Suggestions(MethodView):
         deps = tenancy.deps()
         with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST) as span:
             assembly = session_assembly()
-            snapshot = build_snapshot(assembly, deps)
+            # the calibration is read only when the provider caches (inspect reads it in any case)
+            ahead = next_cache(
+                assembly, tenancy.store(), deps, lambda: calibrated_ratio(recent_usage(assembly))
+            ).outlook
+            snapshot = build_snapshot(assembly, deps, ahead)
             limits = Thresholds.from_config(deps.config)
             usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
             preview = compaction_preview(assembly)
-            found = measured(assembly, deps, suggest(assembly, snapshot, usage, limits, preview))
+            found = measured(assembly, ahead, suggest(assembly, snapshot, usage, limits, preview))
             found.sort(key=lambda s: -s.tokens_saved)
             span.set_attributes(
                 {

@@ -13,10 +13,11 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import Lineage, SentCall, sent_call
-from hango.agent.ledger.verdict import Verdict, judge, rules_for
+from hango.agent.ledger.verdict import Verdict, judge, provider_units, rules_for
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
+from hango.providers import split_model
 from hango.store import TenantStore
 from hango.telemetry import names
 
@@ -57,15 +58,39 @@ class Gateway:
     def ledger(self) -> bool:
         return self.deps.config.call_ledger
 
-    def check_quota(self) -> None:
-        """Raise ``QuotaExhausted`` when the tenant's tokens for this month are used up."""
+    def check_quota(self, model: str | None = None) -> None:
+        """Raise ``QuotaExhausted`` when the tenant's tokens for this month are used up.
+
+        Before a call of ``model`` it also reads what the call's verdict needs, in the same
+        transaction: the lineage (once), and the agent's calibration for the model when the
+        previous call has no plausible report (``calibrate``).
+        """
         with self.deps.engine.begin() as conn:
             store = TenantStore(conn, self.state.tenant_id)
             left = store.usage.quota_left(dt.datetime.now(dt.UTC))
             if self.ledger and not self.lineage.loaded:
                 self.lineage.load(store.model_calls, self.state.session_id, self.state.purpose)
+            if self.ledger and model is not None:
+                self.calibrate(store, model)
         if left is not None and left <= 0:
             raise QuotaExhausted()
+
+    def calibrate(self, store: TenantStore, model: str) -> None:
+        """Read the agent's calibration ratio for ``model`` (once), when the expected read falls back to it.
+
+        That is only when the provider caches and the previous call's report is missing or not of
+        the same prompt (``provider_units``): a usual call reads nothing more.
+        """
+        lineage, (provider, bare) = self.lineage, split_model(model)
+        if lineage.calibration_read or lineage.previous is None:
+            return
+        if not rules_for(provider, self.deps.config.cache_rules).enabled:
+            return
+        if provider_units(lineage.previous)[1] == "provider":
+            return
+        row = store.usage.calibration(self.state.agent.id, provider, bare)
+        lineage.calibrated = float(row.ratio) if row.ratio is not None and row.calibration_calls else None
+        lineage.calibration_read = True
 
     def __call__(self, draft: Draft) -> Response:
         """The chain's base handler."""
@@ -76,8 +101,8 @@ class Gateway:
 
         Provenance is stripped here, before the provider sees anything.
         """
-        self.check_quota()
         request = draft.to_request()
+        self.check_quota(request.model)
         provider, bare = self.deps.provider(request.model)
         estimated = estimate_request(request)
         call = sent_call(draft) if self.ledger else None
@@ -119,6 +144,7 @@ class Gateway:
             model=bare,
             overrides=self.state.overrides,
             reported=response.usage.cache_read_tokens,
+            calibrated=self.lineage.calibrated,
         )
 
     def _usage(self, provider: str, bare: str, response: Response, estimated: int) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hango.inspector.units import apportion
+from hango.store.usage import CALIBRATION_CALLS
 
-CALLS = 20  # the recent calls the median is taken over
+CALLS = CALIBRATION_CALLS  # the recent calls the median is taken over
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""What the calls API shows: ledger entries as parts rebuilt from current sources, diffs, cache outlooks.
+"""What the calls API shows: ledger entries as parts rebuilt from current sources, and diffs.
 
 The ledger keeps no content, so a past call's parts are shown from what the
 session and its agent hold now: a part is shown (label, preview) only when a
@@ -8,22 +8,17 @@ current source has exactly the hash the call sent; otherwise it is marked
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from hango.agent.compaction import SUMMARIZER, SUMMARIZER_PROMPT
-from hango.agent.deps import Deps
 from hango.agent.ledger.record import (
     LINEAGES,
-    Lineage,
     SentCall,
     block_hash,
     message_hash,
     rebuild,
-    sent_call,
     tool_hash,
 )
-from hango.agent.ledger.verdict import NO_CACHE, judge, rules_for
 from hango.agent.parts import (
     TRANSCRIPT,
     SourcedBlock,
@@ -36,7 +31,6 @@ from hango.agent.parts import (
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
 from hango.messages import Block, ToolUseBlock
-from hango.providers import split_model
 from hango.store import TenantStore
 
 Shown = tuple[str, str]  # (label, preview)
@@ -111,27 +105,3 @@ def last_of_conversation(rows: list[Any]) -> Any | None:
     """The id of the latest run or try call: what the session's next call continues from."""
     ids = [row.id for row in rows if row.purpose in CONVERSATION]
     return ids[-1] if ids else None
-
-
-def next_call_cache(assembly: Assembly, store: TenantStore, deps: Deps) -> dict[str, Any]:
-    """What the next call would read from the prompt cache if sent now, and which pending change breaks it.
-
-    A provider that caches nothing (the offline one) reads nothing whatever was sent before: its
-    lineage is not read, nor the call's parts listed.
-    """
-    state = assembly.state
-    provider, bare = split_model(state.agent.model)
-    rules = rules_for(provider, deps.config.cache_rules)
-    if not rules.enabled:
-        return NO_CACHE.as_dict()
-    lineage = Lineage()
-    lineage.load(store.model_calls, state.session_id, "run")
-    verdict = judge(
-        lineage.previous,
-        sent_call(assembly.captured),
-        started_at=dt.datetime.now(dt.UTC),
-        rules=rules,
-        model=bare,
-        overrides=state.overrides,
-    )
-    return verdict.as_dict()

@@ -15,14 +15,12 @@ from __future__ import annotations
 import dataclasses
 
 from hango.agent.assembly import capture
-from hango.agent.deps import Deps
 from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import sent_call
-from hango.agent.ledger.verdict import change_cache_loss, rules_for
+from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.inspector.inspection import Assembly
 from hango.inspector.suggestions import Suggestion
-from hango.providers import split_model
 
 
 def applied(overrides: Overrides, suggestion: Suggestion) -> Overrides:
@@ -33,13 +31,12 @@ def applied(overrides: Overrides, suggestion: Suggestion) -> Overrides:
     return Overrides(overrides.agent, {**overrides.session, **added})
 
 
-def measured(assembly: Assembly, deps: Deps, found: list[Suggestion]) -> list[Suggestion]:
-    """``found`` with each override suggestion's saving and cache price measured on the applied request."""
+def measured(assembly: Assembly, ahead: Outlook, found: list[Suggestion]) -> list[Suggestion]:
+    """``found`` with each override suggestion's saving and cache price (by ``ahead``) measured on the applied
+    request."""
     base = assembly.captured
     before = estimate_request(base.to_request())
-    provider, model = split_model(base.model)
-    rules = rules_for(provider, deps.config.cache_rules)
-    base_call = sent_call(base) if rules.enabled else None
+    base_call = sent_call(base)
     out = []
     for suggestion in found:
         if not suggestion.parts:  # would_compact: priced by its compaction preview
@@ -47,11 +44,7 @@ def measured(assembly: Assembly, deps: Deps, found: list[Suggestion]) -> list[Su
             continue
         state = dataclasses.replace(assembly.state, overrides=applied(assembly.state.overrides, suggestion))
         after = capture(assembly.chain, state)
-        loss = (
-            0
-            if base_call is None
-            else change_cache_loss(base_call, sent_call(after), rules.minimum_for(model))
-        )
+        loss = change_cache_loss(base_call, sent_call(after), ahead)
         saved = before - estimate_request(after.to_request())
         out.append(dataclasses.replace(suggestion, tokens_saved=saved, cache_loss_tokens=loss))
     return out

@@ -22,14 +22,13 @@ from typing import Any
 from hango.agent.assembly import Prepared, prepare_agent, prepare_session
 from hango.agent.deps import Deps
 from hango.agent.ledger.record import sent_call
-from hango.agent.ledger.verdict import change_cache_loss, rules_for
+from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import PartID, tool_part
 from hango.agent.state import Caller
 from hango.inspector.inspection import Assembly, assemble
 from hango.inspector.override_rules import closed_for_put, validate_set
 from hango.inspector.snapshot import Snapshot
-from hango.providers import split_model
 from hango.store import TenantStore
 from hango.store.context_overrides import StoredOverride, Target
 
@@ -95,25 +94,20 @@ class Preview:
     def added(self) -> list[PartID]:
         return [p for route in ROUTES for p in self.closed[route].added]
 
-    def change(self, deps: Deps) -> dict[str, Any]:
+    def change(self, ahead: Outlook) -> dict[str, Any]:
         """The figures of the change itself: companions, which routes change, the cache it costs, the sets."""
         return {
             "added": self.added,
             "changed": {route: self.closed[route].changed for route in ROUTES},
-            "cache_loss_tokens": self.cache_loss(deps),
+            "cache_loss_tokens": self.cache_loss(ahead),
             "overrides": {
                 route: [dataclasses.asdict(o) for o in self.closed[route].overrides] for route in ROUTES
             },
         }
 
-    def cache_loss(self, deps: Deps) -> int:
+    def cache_loss(self, ahead: Outlook) -> int:
         """What saving costs the prompt cache, by the one cache model (as inspect prices each part)."""
-        provider, model = split_model(self.assembly.captured.model)
-        rules = rules_for(provider, deps.config.cache_rules)
-        if not rules.enabled:
-            return 0
-        before, after = sent_call(self.stored.captured), sent_call(self.assembly.captured)
-        return change_cache_loss(before, after, rules.minimum_for(model))
+        return change_cache_loss(sent_call(self.stored.captured), sent_call(self.assembly.captured), ahead)
 
 
 def preview(deps: Deps, store: TenantStore, session: Any, caller: Caller, proposal: Proposal) -> Preview:

@@ -17,7 +17,7 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
 from hango.agent.ledger.record import sent_call
-from hango.agent.ledger.verdict import part_cache_losses, rules_for
+from hango.agent.ledger.verdict import Outlook, part_cache_losses
 from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
     SUMMARY,
@@ -32,7 +32,6 @@ from hango.inspector.inspection import Assembly
 from hango.inspector.labels import held, label_of, labelled, message_preview
 from hango.inspector.override_rules import companions
 from hango.messages import ToolUseBlock
-from hango.providers import split_model
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")
@@ -107,8 +106,12 @@ def _after(parts: list[PartView]) -> int:
     return sum(p.tokens for p in parts if p.included)
 
 
-def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
-    """Turn an assembly (the call before and after overrides) into the inspect response's parts and totals."""
+def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook) -> Snapshot:
+    """Turn an assembly (the call before and after overrides) into the inspect response's parts and totals.
+
+    ``ahead`` is the next call's cache outlook (``hango/inspector/cache_outlook.py``): it prices each
+    part's ``cache_loss_tokens``.
+    """
     draft, sent, state = assembly.draft, assembly.captured, assembly.state
     sent_system = {s.part: s.block for s in sent.system}
     sent_tools = {t.name for t in sent.tools}
@@ -127,7 +130,7 @@ def build_snapshot(assembly: Assembly, deps: Deps) -> Snapshot:
         _mark_override(view, state.overrides.get(view.id))
     if state.overrides:
         _add_stale(state.overrides, system, tools, messages)
-    _mark_cache([*tools, *system, *messages], sent, deps)
+    _mark_cache([*tools, *system, *messages], sent, ahead)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
         system=system,
@@ -252,20 +255,20 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
         groups[kind].append(view)
 
 
-def _mark_cache(views: list[PartView], sent: Draft, deps: Deps) -> None:
+def _mark_cache(views: list[PartView], sent: Draft, ahead: Outlook) -> None:
     """What a change of each part costs the prompt cache: the cached prefixes from that part on.
 
     The one cache model (``hango/agent/ledger/verdict.py``): the breakpoints hango places, the
-    provider's minimum cacheable length; a provider without a cache loses nothing. A part left
-    out would come back before the next sent part, so it is priced there. ``views`` are in cache
-    order (tools, system blocks, messages).
+    provider's minimum cacheable length, the cache lifetime (after it nothing is cached, so no
+    change costs any) and the unit of the next call's expected read (provider units from the
+    previous call's report); a provider without a cache loses nothing. A part left out would
+    come back before the next sent part, so it is priced there. ``views`` are in cache order
+    (tools, system blocks, messages).
     """
-    provider, model = split_model(sent.model)
-    rules = rules_for(provider, deps.config.cache_rules)
-    if not rules.enabled:
+    if ahead.state == "none":
         return
     call = sent_call(sent)
-    losses = part_cache_losses(call, rules.minimum_for(model))
+    losses = part_cache_losses(call, ahead)
     last = max(call.breakpoints, default=-1)
     at = {p.part: i for i, p in enumerate(call.parts)}
     following = len(call.parts)
@@ -275,7 +278,7 @@ def _mark_cache(views: list[PartView], sent: Draft, deps: Deps) -> None:
         index = at.get(view.id) if view.included else None
         position = following if index is None else index
         following = position
-        view.cached_prefix = position <= last
+        view.cached_prefix = ahead.priced and position <= last  # an expired cache holds no prefix
         view.cache_loss_tokens = losses[position]
 
 

@@ -10,6 +10,8 @@ import sqlalchemy as sa
 from hango.db.schema import tenants, usage_records
 from hango.store.base import Scoped, new_id
 
+# The recent calls of an agent and model whose median of reported ÷ estimated input is its calibration.
+CALIBRATION_CALLS = 20
 TOKEN_COLUMNS: tuple[str, ...] = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -73,6 +75,24 @@ class Usage(Scoped):
             .limit(1)
             .subquery()
         )
+        calibration = self._calibration(agent_id, provider, model, calls)
+        query = sa.select(
+            last.c.purpose,
+            last.c.estimated,
+            last.c.reported,
+            calibration.c.ratio,
+            calibration.c.calibration_calls,
+        )
+        return self.conn.execute(query.select_from(calibration.outerjoin(last, sa.true()))).one()
+
+    def calibration(self, agent_id: Any, provider: str, model: str, calls: int = CALIBRATION_CALLS) -> sa.Row:
+        """The agent's calibration for ``provider``/``model`` alone (``ratio``, ``calibration_calls``)."""
+        return self.conn.execute(sa.select(self._calibration(agent_id, provider, model, calls))).one()
+
+    def _calibration(self, agent_id: Any, provider: str, model: str, calls: int) -> sa.Subquery:
+        """The median of reported ÷ estimated input over the agent's last ``calls`` calls of the model."""
+        c = usage_records.c
+        reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
         ratios = (
             sa.select((sa.cast(reported, sa.Float) / c.estimated_input_tokens).label("ratio"))
             .where(
@@ -83,15 +103,7 @@ class Usage(Scoped):
             .limit(calls)
             .subquery()
         )
-        calibration = sa.select(
+        return sa.select(
             sa.func.percentile_cont(0.5).within_group(ratios.c.ratio).label("ratio"),
             sa.func.count().label("calibration_calls"),
         ).subquery()
-        query = sa.select(
-            last.c.purpose,
-            last.c.estimated,
-            last.c.reported,
-            calibration.c.ratio,
-            calibration.c.calibration_calls,
-        )
-        return self.conn.execute(query.select_from(calibration.outerjoin(last, sa.true()))).one()

@@ -11,7 +11,7 @@ import pytest
 from hango.db.schema import usage_records
 from hango.inspector.calibration import CALLS
 from hango.messages import Message, Response, TextBlock, Usage
-from tests.inspector.conftest import ANTHROPIC, Lab, user
+from tests.inspector.conftest import ANTHROPIC, Lab, by_id, user
 from tests.support.sql import count_statements
 
 START = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
@@ -149,3 +149,16 @@ def test_calibration_adds_no_statement_to_inspect(lab: Lab, seeded) -> None:
         lab.inspect(session)
 
     assert len(after) == len(before)
+
+
+def test_before_the_sessions_first_call_a_parts_cache_loss_is_in_the_calibrated_unit(lab: Lab) -> None:
+    agent = lab.agent(model=ANTHROPIC, tools=["ls"])
+    session = lab.session(agent, [user("how big is this?")])
+    plain = lab.inspect(session)
+    calls(lab, agent, lab.session(agent), [(1000, 1200)] * 3)  # another session's calls: ratio 1.2
+
+    body = lab.inspect(session)
+
+    assert (body["cache"]["outlook"], body["cache"]["unit"]) == ("first_call", "calibrated")
+    first = next(p for p in body["tools"] if p["included"])
+    assert first["cache_loss_tokens"] == round(by_id(plain)[first["id"]]["cache_loss_tokens"] * 1.2)

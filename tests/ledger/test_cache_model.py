@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from hango.agent.cache_breakpoints import message_breakpoints
 from hango.agent.ledger.record import Previous, SentCall, SentPart
-from hango.agent.ledger.verdict import READ_TOLERANCE, judge
+from hango.agent.ledger.verdict import READ_TOLERANCE, judge, outlook, part_cache_losses
 from hango.agent.overrides import Overrides
 from hango.agent.parts import SourcedMessage, message_part
 from hango.messages import Message, Response, TextBlock, Usage
@@ -30,7 +30,7 @@ from hango.providers import close_providers
 from hango.providers.base import CacheRules
 from tests.fakes.anthropic_cache import AnthropicCache
 from tests.fakes.provider_server import FakeProviderServer
-from tests.inspector.conftest import Lab, assistant, excluding, fake_config, user
+from tests.inspector.conftest import Lab, assistant, by_id, excluding, fake_config, user
 from tests.ledger.helpers import LONG_PROMPT, oldest_first
 from tests.reliability.anthropic_rules import problem
 from tests.runtime.chat import tool_call, tool_calls
@@ -251,6 +251,65 @@ def test_a_prefix_below_the_minimum_is_below_minimum(cache_lab: CacheLab) -> Non
     assert [o.written for o in cache.outcomes] == [0, 0], "the fake cached nothing either"
 
 
+def sent_parts(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Inspect's sent parts in cache order: tools, system blocks, messages."""
+    return [p for p in (*body["tools"], *body["system"], *body["messages"]) if p["included"]]
+
+
+def pending_loss(lab: Lab, session: str, route: str, part: str) -> int:
+    response = lab.who.post(f"/v1/sessions/{session}/context/preview", json={route: excluding(part)})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["pending"]["cache_loss_tokens"]
+
+
+def one_turn_inspected(lab: Lab) -> tuple[str, dict[str, Any]]:
+    """A session after one turn, and its inspect response."""
+    _, session = long_session(lab)
+    lab.fake.reply(text("fine"))
+    said(lab, session, "how are you?")
+    return session, lab.inspect(session)
+
+
+def test_after_the_cache_lifetime_leaving_a_part_out_costs_no_cache(make_cache_lab) -> None:
+    lab, _ = make_cache_lab(ttl_seconds=0)
+    session, body = one_turn_inspected(lab)
+
+    assert (body["cache"]["outlook"], body["cache"]["miss_reason"]) == ("expired", "expired")
+    assert [(p["cache_loss_tokens"], p["cached_prefix"]) for p in by_id(body).values()] == [(0, False)] * len(
+        by_id(body)
+    )
+    assert pending_loss(lab, session, "agent", "tool:ls") == 0  # the panel warns of nothing
+    assert pending_loss(lab, session, "session", "message:2") == 0
+    found = lab.who.get(f"/v1/sessions/{session}/context/suggestions").get_json()["suggestions"]
+    assert all(s["cache_loss_tokens"] == 0 for s in found)
+
+
+def test_within_the_cache_lifetime_leaving_a_part_out_costs_the_cache_from_it_on(cache_lab: CacheLab) -> None:
+    lab, _ = cache_lab
+    session, body = one_turn_inspected(lab)
+
+    assert body["cache"]["outlook"] == "live"
+    first = sent_parts(body)[0]
+    assert first["id"] == "tool:ls" and first["cache_loss_tokens"] > 0
+    assert pending_loss(lab, session, "agent", "tool:ls") == first["cache_loss_tokens"]
+
+
+def test_a_parts_cache_loss_is_in_the_same_units_as_the_expected_read(cache_lab: CacheLab) -> None:
+    lab, cache = cache_lab
+    session, body = one_turn_inspected(lab)
+
+    whole_first_prompt = sum(dataclasses.astuple(cache.outcomes[0]))
+    assert (body["cache"]["unit"], body["cache"]["expected_read_tokens"]) == ("provider", whole_first_prompt)
+    estimated = body["last_call"]["estimated"]
+    assert estimated != whole_first_prompt, "the fake counts in units of its own"
+    # the whole next call (the previous one and the answer) is cached: the first part loses all of it,
+    # scaled by the factor the expected read is scaled by
+    sent = sent_parts(body)
+    total = sum(p["tokens"] for p in sent)
+    assert sent[0]["cache_loss_tokens"] == round(total * (whole_first_prompt / estimated))
+    assert pending_loss(lab, session, "agent", "tool:ls") == sent[0]["cache_loss_tokens"]
+
+
 # -- the model and the placement on ledger parts alone ------------------------------------------
 
 T0 = dt.datetime(2026, 12, 1, 8, 0, tzinfo=dt.UTC)
@@ -259,7 +318,13 @@ HEAD = tuple(SentPart(p, f"{p}#1", 100) for p in ("tool:ls", "tool:grep", "syste
 FIRST = SentCall((*HEAD, SentPart("message:1", "m1", 100)), (3, 4), (1, 1, 1, 1, 1))
 
 
-def judged(now: SentCall, *, reported_prompt: int | None = None, reported: int | None = None):
+def judged(
+    now: SentCall,
+    *,
+    reported_prompt: int | None = None,
+    reported: int | None = None,
+    calibrated: float | None = None,
+):
     return judge(
         Previous(FIRST, T0, reported_prompt),
         now,
@@ -268,6 +333,7 @@ def judged(now: SentCall, *, reported_prompt: int | None = None, reported: int |
         model="claude-test",
         overrides=Overrides(),
         reported=reported,
+        calibrated=calibrated,
     )
 
 
@@ -322,3 +388,31 @@ def test_breakpoints_never_exceed_four_and_each_reaches_the_one_before() -> None
 
 def test_a_short_conversation_has_no_bridge() -> None:
     assert message_breakpoints(conversation(1, 1, 1, 1), 3) == {3}
+
+
+def test_without_a_plausible_report_the_expected_read_is_in_the_calibrated_unit() -> None:
+    now = later(1, 1, breakpoints=(3, 6))
+    assert judged(now, calibrated=0.9).expected_read_tokens == 450
+    assert judged(now, reported_prompt=10, calibrated=0.9).expected_read_tokens == 450
+    assert judged(now, reported_prompt=460, calibrated=0.9).expected_read_tokens == 460, "a report first"
+    assert judged(now, calibrated=5.0).expected_read_tokens == 500, "a made-up calibration: the estimate"
+
+
+def ahead_of(reported_prompt: int | None, seconds: float):
+    previous = Previous(FIRST, T0, reported_prompt)
+    return outlook(previous, now=T0 + dt.timedelta(seconds=seconds), rules=RULES, model="claude-test")
+
+
+def test_leaving_out_the_first_part_of_a_full_hit_loses_exactly_its_expected_read() -> None:
+    same = SentCall(FIRST.parts, FIRST.breakpoints, FIRST.blocks)
+    ahead = ahead_of(460, 10)
+
+    assert (ahead.state, ahead.unit) == ("live", "provider")
+    assert part_cache_losses(same, ahead)[0] == judged(same, reported_prompt=460).expected_read_tokens == 460
+
+
+def test_after_the_lifetime_no_part_costs_cache_in_the_model() -> None:
+    ahead = ahead_of(460, RULES.ttl_seconds + 1)
+
+    assert ahead.state == "expired"
+    assert part_cache_losses(FIRST, ahead) == [0] * (len(FIRST.parts) + 1)

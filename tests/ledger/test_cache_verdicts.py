@@ -7,6 +7,7 @@ import json
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.telemetry import names
 from tests.inspector.conftest import assistant, excluding, user
+from tests.inspector.test_calibration import calls as usage_rows
 from tests.ledger.helpers import LONG_PROMPT, listed_calls, oldest_first
 from tests.runtime.chat import tool_call
 
@@ -156,3 +157,18 @@ def test_inspect_before_any_call_says_first_call(lab) -> None:
     session = lab.session(lab.agent(), [user("hello")])
 
     assert lab.inspect(session)["cache"]["miss_reason"] == "first_call"
+
+
+def test_after_a_call_without_a_plausible_report_the_expected_read_is_in_the_calibrated_unit(lab) -> None:
+    agent, plain = long_session(lab)
+    lab.fake.reply(calling(0), answer("two files", 1_000_000))  # the tool call reports 10 tokens: made up
+    lab.say(plain, "what is in /?")
+    calibrated = lab.session(agent, [user("hello"), assistant("hi")])
+    usage_rows(lab, agent, calibrated, [(1000, 1200)] * 5)  # the agent's calibration: 1.2
+    lab.fake.reply(calling(0), answer("two files", 1_000_000))
+
+    lab.say(calibrated, "what is in /?")
+
+    estimated = verdicts(lab, plain)[1]["expected_read_tokens"]  # no calibration then: the estimate
+    assert estimated > 1024
+    assert verdicts(lab, calibrated)[1]["expected_read_tokens"] == round(estimated * 1.2)

@@ -197,6 +197,9 @@ class Lineage:
     loaded: bool = False
     base_id: uuid.UUID | None = None
     previous: Previous | None = None
+    # the agent's calibration ratio for the model: the expected read's unit without a plausible report
+    calibrated: float | None = None
+    calibration_read: bool = False
 
     def load(self, calls: ModelCalls, session_id: uuid.UUID, purpose: str) -> None:
         """Rebuild the lineage's latest call from the session's ledger rows (one query)."""

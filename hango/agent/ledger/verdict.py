@@ -15,8 +15,9 @@ ends on one of that call's breakpoints, if the previous call is recent enough, t
 enough and within some breakpoint's lookback. The expected read is in **provider units**: the
 estimate scaled by the previous call's reported prompt (input, cache read and write tokens)
 over its estimate, so a call that reads the whole previous prompt expects exactly what the
-provider counted for it; without a report, the estimate. The verdict compares that
-expectation with what the provider reported:
+provider counted for it; without a plausible report, the agent's calibration ratio for the
+model when the caller knows one, else the estimate (``provider_units``). The verdict compares
+that expectation with what the provider reported:
 
 - ``first_call``: nothing was sent before in the lineage;
 - ``expired``: the previous call is older than the cache lifetime;
@@ -29,6 +30,12 @@ expectation with what the provider reported:
 - ``unexplained``: the provider reported fewer cached tokens than expected, by more than
   ``READ_TOLERANCE`` (10 %: a report-scaled expectation is exact for the whole previous
   prompt and close for a part of it; an estimate errs high on purpose).
+
+The same model prices a change before it is made (``outlook``, ``part_cache_losses``,
+``change_cache_loss``): what the cache holds for the next call (``live``, ``expired``,
+``first_call``, or ``none`` for a provider without a cache) and each part's price in the
+expected read's units. After the lifetime nothing is cached, so no change costs any cache;
+the lifetime is decided in ``outlook`` alone, for the verdicts and the prices both.
 
 The lifetimes and minimums are per provider (``HANGO_CACHE_RULES``), with the
 defaults of each provider's registry row (``hango/providers/__init__.py``):
@@ -61,6 +68,8 @@ READ_TOLERANCE = 0.10
 PLAUSIBLE_SCALE = (0.5, 2.0)
 # Anthropic looks for a cached prefix at most this many blocks before a breakpoint.
 LOOKBACK_BLOCKS = 20
+OUTLOOKS = ("live", "expired", "first_call", "none")  # ``Outlook.state``
+UNITS = ("provider", "calibrated", "estimate")  # ``Outlook.unit``
 
 
 def _defaults() -> dict[str, CacheRules]:
@@ -105,34 +114,36 @@ def judge(
     model: str,
     overrides: Overrides,
     reported: int | None = None,
+    calibrated: float | None = None,
 ) -> Verdict:
     """The verdict on ``call`` (``reported``: the provider's cache-read tokens, None before sending).
 
-    A provider that read more than expected found a prefix the lineage does not know (another
-    session of the same agent wrote it): that is no miss.
+    ``calibrated``: the agent's calibration ratio for the model, the expected read's unit when the
+    previous call has no plausible report. A provider that read more than expected found a prefix
+    the lineage does not know (another session of the same agent wrote it): that is no miss.
     """
-    if not rules.enabled:
+    ahead = outlook(previous, now=started_at, rules=rules, model=model, calibrated=calibrated)
+    if ahead.state == "none":
         return NO_CACHE
     if previous is None:
         verdict = Verdict(0, "first_call")
-    elif (started_at - previous.ended_at).total_seconds() > rules.ttl_seconds:
+    elif ahead.state == "expired":
         verdict = Verdict(0, "expired")
     else:
-        verdict = _in_lifetime(previous, call, rules.minimum_for(model), overrides, reported)
+        verdict = _in_lifetime(previous, call, ahead, overrides, reported)
     if reported is not None and reported > verdict.expected_read_tokens:
         return Verdict(verdict.expected_read_tokens)
     return verdict
 
 
 def _in_lifetime(
-    previous: Previous, call: SentCall, minimum: int, overrides: Overrides, reported: int | None
+    previous: Previous, call: SentCall, ahead: Outlook, overrides: Overrides, reported: int | None
 ) -> Verdict:
     """The verdict on a call sent while its previous call's cache lives."""
     shared = common_prefix(previous.call.parts, call.parts)
-    scale = _provider_units(previous)
-    through = [round(t * scale) for t in _through(call)]
+    through = ahead.through(call)
     cached = [b for b in previous.call.breakpoints if b < shared]
-    entries = [b for b in cached if through[b] >= minimum]
+    entries = [b for b in cached if through[b] >= ahead.minimum]
     found = within_lookback(call, entries)
     expected = max((through[b] for b in found), default=0)
     if reported is not None and reported < expected * (1 - READ_TOLERANCE):
@@ -147,18 +158,74 @@ def _in_lifetime(
     return Verdict(expected)
 
 
-def _provider_units(previous: Previous) -> float:
-    """What one estimated token of the previous call's parts counted at the provider.
+@dataclass(frozen=True)
+class Outlook:
+    """What the prompt cache holds for a lineage's next call: the one answer behind every cache price.
 
-    1 (the estimate) without a report, or with one outside ``PLAUSIBLE_SCALE`` of the estimate:
-    a count that far off is not of the same prompt (a proxy's or a test's made-up usage).
+    ``state`` is ``none`` (the provider caches nothing), ``first_call`` (nothing sent yet in the
+    lineage: a change is priced as the cache the next call writes), ``live`` (the previous call's
+    cache is within its lifetime) or ``expired`` (older than the lifetime: nothing is cached any
+    more, so no change costs cache). ``scale`` turns estimated tokens into provider units and
+    ``unit`` says from what: ``provider`` (the previous call's report), ``calibrated`` (the agent's
+    calibration for the model) or ``estimate``. ``minimum`` is in provider units.
     """
-    estimated = previous.call.tokens
-    if not previous.reported_prompt or not estimated:
-        return 1.0
-    scale = previous.reported_prompt / estimated
+
+    state: str
+    scale: float = 1.0
+    unit: str = "estimate"
+    minimum: int = 0
+
+    @property
+    def priced(self) -> bool:
+        """Whether a change costs cache: the provider caches, and its cache has not expired."""
+        return self.state in ("first_call", "live")
+
+    def through(self, call: SentCall) -> list[int]:
+        """The tokens of ``call``'s parts up to and including each index, in provider units."""
+        return [round(t * self.scale) for t in _through(call)]
+
+    def as_dict(self) -> dict:
+        return {"outlook": self.state, "unit": self.unit}
+
+
+def outlook(
+    previous: Previous | None,
+    *,
+    now: dt.datetime,
+    rules: CacheRules,
+    model: str,
+    calibrated: float | None = None,
+) -> Outlook:
+    """The cache outlook of the call after ``previous`` if it is sent at ``now`` (the one TTL rule)."""
+    if not rules.enabled:
+        return Outlook("none")
+    if previous is None:
+        state = "first_call"
+    elif (now - previous.ended_at).total_seconds() > rules.ttl_seconds:
+        state = "expired"
+    else:
+        state = "live"
+    scale, unit = provider_units(previous, calibrated)
+    return Outlook(state, scale, unit, rules.minimum_for(model))
+
+
+def provider_units(previous: Previous | None, calibrated: float | None = None) -> tuple[float, str]:
+    """What one estimated token counts at the provider, and from what that is known.
+
+    The previous call's report over its estimate (``provider``); without one, or with one outside
+    ``PLAUSIBLE_SCALE`` of the estimate (a count that far off is not of the same prompt: a
+    proxy's or a test's made-up usage), the agent's calibration ratio (``calibrated``), held to
+    the same range; else 1 (``estimate``).
+    """
     low, high = PLAUSIBLE_SCALE
-    return scale if low <= scale <= high else 1.0
+    estimated = previous.call.tokens if previous is not None else 0
+    if previous is not None and previous.reported_prompt and estimated:
+        scale = previous.reported_prompt / estimated
+        if low <= scale <= high:
+            return scale, "provider"
+    if calibrated is not None and low <= calibrated <= high:
+        return calibrated, "calibrated"
+    return 1.0, "estimate"
 
 
 def within_lookback(call: SentCall, ends: list[int]) -> list[int]:
@@ -177,29 +244,23 @@ def _through(call: SentCall) -> list[int]:
     return list(itertools.accumulate(p.tokens for p in call.parts))
 
 
-def cached_read(writer: SentCall, shared: int, minimum: int = 0) -> int:
-    """The estimated tokens a call sharing ``shared`` leading parts with ``writer`` reads from its cache.
+def change_cache_loss(before: SentCall, after: SentCall, ahead: Outlook) -> int:
+    """The tokens (``ahead``'s units) the next call no longer reads from the cache when it sends ``after``,
+    not ``before``: the cached prefixes of ``before`` it no longer shares whole (none once expired)."""
+    return part_cache_losses(before, ahead)[common_prefix(before.parts, after.parts)]
 
-    The cache holds ``writer``'s prefix up to each of its breakpoints (a prefix shorter than
-    ``minimum`` is not cached); a later call reads the longest of those prefixes it shares whole.
+
+def part_cache_losses(call: SentCall, ahead: Outlook) -> list[int]:
+    """For each index of ``call`` (and one past its end), what a change there costs, in ``ahead``'s units.
+
+    The cache holds ``call``'s prefix through each of its breakpoints (one shorter than the
+    minimum is not cached): a change at an index keeps the prefixes that end before it and
+    loses the rest. Nothing is lost when the outlook prices nothing (no cache, or expired).
     """
-    through = _through(writer)
-    return max((through[b] for b in writer.breakpoints if b < shared and through[b] >= minimum), default=0)
-
-
-def change_cache_loss(before: SentCall, after: SentCall, minimum: int = 0) -> int:
-    """The estimated tokens the next call no longer reads from the cache when it sends ``after``, not ``before``."""
-    shared = common_prefix(before.parts, after.parts)
-    return cached_read(before, len(before.parts), minimum) - cached_read(before, shared, minimum)
-
-
-def part_cache_losses(call: SentCall, minimum: int = 0) -> list[int]:
-    """For each index of ``call``, what a change there costs: ``change_cache_loss`` of a call that breaks there.
-
-    One pass: the cached prefixes that end before the index survive, the rest is lost.
-    """
-    through = _through(call)
-    marks = sorted(b for b in call.breakpoints if through[b] >= minimum)
+    if not ahead.priced:
+        return [0] * (len(call.parts) + 1)
+    through = ahead.through(call)
+    marks = sorted(b for b in call.breakpoints if through[b] >= ahead.minimum)
     full = through[marks[-1]] if marks else 0
     losses, kept, k = [], 0, 0
     for index in range(len(call.parts) + 1):
