@@ -16,7 +16,7 @@ from hango.agent.ledger.record import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
 from hango.inspector.call_diff import diff
-from hango.inspector.call_views import call_parts, last_of_conversation, session_calls
+from hango.inspector.call_views import call_and_previous, call_parts, last_of_conversation, ledger_call
 from hango.store.pages import Page
 from hango.store.usage import TOKEN_COLUMNS
 
@@ -64,9 +64,17 @@ class CallPartSchema(Schema):
     hash = fields.String()
     cache_breakpoint = fields.Boolean()
     changed_since_call = fields.Boolean()
+    since_previous = fields.String(
+        allow_none=True,
+        metadata={"description": "same, changed or added against the previous call; null for the first"},
+    )
 
 
 class CallDetailSchema(CallSchema):
+    previous_id = fields.UUID(allow_none=True, metadata={"description": "the previous call of its lineage"})
+    removed_since_previous = fields.List(
+        fields.String(), metadata={"description": "parts it no longer sends"}
+    )
     parts = fields.List(fields.Nested(CallPartSchema))
 
 
@@ -135,8 +143,16 @@ class CallItem(MethodView):
         row = store.model_calls.get(session_id, call_id)
         if row is None:
             raise NotFound("no such call in this session")
-        _, calls = session_calls(store, session_id)
-        return {**call_view(row), "parts": call_parts(calls[call_id], session_assembly())}
+        call, previous = call_and_previous(store, session_id, call_id)
+        sent = {p.part for p in call.parts}
+        return {
+            **call_view(row),
+            "previous_id": row.base_id,
+            "removed_since_previous": [p.part for p in previous.parts if p.part not in sent]
+            if previous
+            else [],
+            "parts": call_parts(call, session_assembly(), previous),
+        }
 
 
 @blp.route("/context/diff")
@@ -147,16 +163,19 @@ class ContextDiff(MethodView):
     @error_response(blp, 422, "`invalid`: `from` or `to` is neither a call id nor its keyword.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """What changed between two calls (or the last call and the next), and the first difference's cause."""
-        rows, calls = session_calls(tenancy.store(), session_id)
-        earlier = last_of_conversation(rows) if args["from_"] == "last" else uuid.UUID(args["from_"])
-        if earlier not in calls:
+        store = tenancy.store()
+        earlier_id = (
+            last_of_conversation(store, session_id) if args["from_"] == "last" else uuid.UUID(args["from_"])
+        )
+        earlier = None if earlier_id is None else ledger_call(store, session_id, earlier_id)
+        if earlier is None:
             raise NotFound("no such call in this session")
         assembly = session_assembly()
         if args["to"] == "next":
             later = sent_call(assembly.captured)
-        elif uuid.UUID(args["to"]) in calls:
-            later = calls[uuid.UUID(args["to"])]
         else:
+            later = ledger_call(store, session_id, uuid.UUID(args["to"]))
+        if later is None:
             raise NotFound("no such call in this session")
-        body = diff(calls[earlier], later, assembly.state.overrides)
-        return {"from": str(earlier), "to": args["to"], **body}
+        body = diff(earlier, later, assembly.state.overrides)
+        return {"from": str(earlier_id), "to": args["to"], **body}
