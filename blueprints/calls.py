@@ -11,12 +11,15 @@ from marshmallow import Schema, ValidationError, fields
 
 from blueprints.common import error_response, page_of, paged
 from blueprints.context import session_assembly
+from blueprints.context_schemas import CostSchema
 from hango import tenancy
 from hango.agent.ledger.record import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
 from hango.inspector.call_diff import diff
 from hango.inspector.call_views import call_and_previous, call_parts, last_of_conversation, ledger_call
+from hango.inspector.call_words import verdict_words
+from hango.providers.prices import Prices, Tokens, part_costs, prices_of, session_cost
 from hango.store.pages import Page
 from hango.store.usage import TOKEN_COLUMNS
 
@@ -40,6 +43,8 @@ class CallCacheSchema(Schema):
     )
     miss_part = fields.String(allow_none=True, metadata={"description": "the first changed part"})
     miss_cause = fields.String(allow_none=True, metadata={"description": "why that part changed"})
+    badge = fields.String(metadata={"description": "hit, miss, first (nothing cached yet) or none"})
+    words = fields.String(metadata={"description": "the verdict and its cause in plain words"})
 
 
 class CallSchema(Schema):
@@ -53,6 +58,7 @@ class CallSchema(Schema):
     estimated_input_tokens = fields.Integer(allow_none=True)
     parts_count = fields.Integer()
     cache = fields.Nested(CallCacheSchema)
+    cost = fields.Nested(CostSchema, metadata={"description": "from the reported usage"})
 
 
 class CallPartSchema(Schema):
@@ -68,6 +74,10 @@ class CallPartSchema(Schema):
         allow_none=True,
         metadata={"description": "same, changed or added against the previous call; null for the first"},
     )
+    cost_usd = fields.Float(
+        allow_none=True,
+        metadata={"description": "its share of the call's input cost, at the rate it was read at"},
+    )
 
 
 class CallDetailSchema(CallSchema):
@@ -79,6 +89,16 @@ class CallDetailSchema(CallSchema):
 
 
 CallPageSchema = page_of(CallSchema, "CallPage")
+
+
+class SessionCostSchema(Schema):
+    calls = fields.Integer()
+    priced_calls = fields.Integer()
+    usd = fields.Float(
+        allow_none=True, metadata={"description": "the priced calls' total; null when none is"}
+    )
+    unpriced_reason = fields.String(allow_none=True, metadata={"description": "why some call has no price"})
+    by_model = fields.List(fields.Dict(), metadata={"description": "model, calls, usd per model"})
 
 
 def _call_or(keyword: str):
@@ -104,21 +124,31 @@ class DiffArgsSchema(Schema):
     )
 
 
-def call_view(row: sa.Row) -> dict[str, Any]:
-    """One ledger row with its usage, as the API shows it."""
+def prices() -> Prices:
+    return prices_of(tenancy.deps().config.prices)
+
+
+def tokens_of(row: sa.Row) -> Tokens:
+    return Tokens(row.input_tokens, row.cache_read_tokens, row.cache_write_tokens, row.output_tokens)
+
+
+def call_view(row: sa.Row, table: Prices) -> dict[str, Any]:
+    """One ledger row with its usage and cost, as the API shows it."""
+    cache = {
+        "expected_read_tokens": row.expected_cache_read,
+        "reported_read_tokens": row.cache_read_tokens,
+        "miss_reason": row.miss_reason,
+        "miss_part": row.miss_part,
+        "miss_cause": row.miss_cause,
+    }
     return {
         **{name: row._mapping[name] for name in ("id", "purpose", "run_id", "model", "started_at")},
         "duration_ms": row.duration_ms,
         "usage": {name: row._mapping[name] for name in TOKEN_COLUMNS},
         "estimated_input_tokens": row.estimated_input_tokens,
         "parts_count": row.parts_count,
-        "cache": {
-            "expected_read_tokens": row.expected_cache_read,
-            "reported_read_tokens": row.cache_read_tokens,
-            "miss_reason": row.miss_reason,
-            "miss_part": row.miss_part,
-            "miss_cause": row.miss_cause,
-        },
+        "cache": {**cache, **verdict_words(cache)},
+        "cost": table.cost(row.model, tokens_of(row), row.started_at).as_dict(),
     }
 
 
@@ -130,7 +160,17 @@ class CallList(MethodView):
     def get(self, args: dict, session_id: uuid.UUID) -> Page:
         """The session's model calls, newest first: purpose, usage, estimate and cache verdict."""
         found = tenancy.store().model_calls.page(session_id, args["cursor"], args["limit"])
-        return Page([call_view(row) for row in found.items], found.next_cursor)
+        table = prices()
+        return Page([call_view(row, table) for row in found.items], found.next_cursor)
+
+
+@blp.route("/cost")
+class SessionCost(MethodView):
+    @blp.response(200, SessionCostSchema)
+    @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
+    def get(self, session_id: uuid.UUID) -> dict[str, Any]:
+        """What the session's model calls cost so far, from their reported usage, in total and per model."""
+        return session_cost(tenancy.store().usage.of_session(session_id), prices())
 
 
 @blp.route("/calls/<uuid:call_id>")
@@ -144,14 +184,20 @@ class CallItem(MethodView):
         if row is None:
             raise NotFound("no such call in this session")
         call, previous = call_and_previous(store, session_id, call_id)
+        table = prices()
+        parts = call_parts(call, session_assembly(), previous)
+        shares = part_costs(
+            table.rates(row.model, row.started_at), [p.tokens for p in call.parts], tokens_of(row)
+        )
+        for part, cost in zip(parts, shares, strict=True):
+            part["cost_usd"] = None if cost is None else float(cost)
         sent = {p.part for p in call.parts}
+        removed = [p.part for p in previous.parts if p.part not in sent] if previous else []
         return {
-            **call_view(row),
+            **call_view(row, table),
             "previous_id": row.base_id,
-            "removed_since_previous": [p.part for p in previous.parts if p.part not in sent]
-            if previous
-            else [],
-            "parts": call_parts(call, session_assembly(), previous),
+            "removed_since_previous": removed,
+            "parts": parts,
         }
 
 

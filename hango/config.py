@@ -39,6 +39,7 @@ class Config:
     trace_project: str = "hango"
     call_ledger: bool = True
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
+    prices: str | None = None  # JSON by model: {"anthropic/claude-x": {"input_mtok": 3, ...}}
     check_schema: bool = True
 
     def __post_init__(self) -> None:
@@ -84,6 +85,7 @@ _ENV = {
     "trace_project": "HANGO_TRACE_PROJECT",
     "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",
+    "prices": "HANGO_PRICES",
 }
 
 
@@ -117,7 +119,20 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, An
             values[name] = _parse(name, kind, env[var])
     config = replace(replace(Config(), **values), **dict(overrides or {}))
     _check_cache_rules(config.cache_rules)
+    _check_prices(config.prices)
     return config
+
+
+def _check_prices(raw: str | None) -> None:
+    """Refuse ``HANGO_PRICES`` unless it maps models to known price keys (at start, not on a request)."""
+    if raw is None:
+        return
+    from hango.providers.prices import parse_overrides  # the price table loads on first use otherwise
+
+    try:
+        parse_overrides(raw)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})

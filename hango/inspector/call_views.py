@@ -38,6 +38,7 @@ from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
 from hango.messages import Block, ToolUseBlock
 from hango.providers import split_model
+from hango.providers.prices import Tokens, prices_of
 from hango.store import TenantStore
 
 Shown = tuple[str, str]  # (label, preview)
@@ -149,3 +150,20 @@ def next_call_cache(assembly: Assembly, store: TenantStore, deps: Deps) -> dict[
         overrides=state.overrides,
     )
     return verdict.as_dict()
+
+
+def next_call_cost(assembly: Assembly, cache: dict[str, Any], deps: Deps, total: int) -> dict[str, Any]:
+    """What the next call's input (``total`` tokens, as inspect counts them) is expected to cost.
+
+    It reads the cached prefix, writes the rest up to its last breakpoint and sends the
+    remainder uncached; output is not known before the call, so it is not priced.
+    """
+    call = sent_call(assembly.captured)
+    read = min(cache["expected_read_tokens"], total)
+    model = assembly.state.agent.model
+    caching = rules_for(split_model(model)[0], deps.config.cache_rules).enabled
+    marked = call.tokens_through(max(call.breakpoints)) if call.breakpoints and caching else 0
+    write = max(0, min(marked, total) - read)
+    tokens = Tokens(total - read - write, read, write, 0)
+    cost = prices_of(deps.config.prices).cost(model, tokens)
+    return {"tokens": tokens._asdict(), **cost.as_dict()}
