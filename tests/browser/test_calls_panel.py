@@ -129,7 +129,7 @@ def add_priced_calls(engine: sa.Engine, demo: Demo) -> None:
             miss = index == 3
             read, write = (0, 6_400) if miss or index == 0 else (6_400, 180)
             verdict = (
-                {"miss_reason": "prefix_changed", "miss_part": "system:agent", "miss_cause": "replaced_part"}
+                {"miss_reason": "prefix_changed", "miss_part": "message:21", "miss_cause": "replaced_part"}
                 if miss
                 else {"miss_reason": "first_call"}
                 if index == 0
