@@ -125,14 +125,38 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, An
 
 def _check_prices(raw: str | None) -> None:
     """Refuse ``HANGO_PRICES`` unless it maps models to known price keys (at start, not on a request)."""
-    if raw is None:
-        return
-    from hango.providers.prices import parse_overrides  # the price table loads on first use otherwise
-
     try:
-        parse_overrides(raw)
+        parse_prices(raw)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+
+
+PRICE_KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
+
+
+def parse_prices(raw: str | None) -> dict[str, dict[str, float]]:
+    """``HANGO_PRICES`` as a mapping of models to price keys; raises ValueError when malformed."""
+    if raw is None:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or not all(_valid_rates(rates) for rates in parsed.values()):
+        keys = ", ".join(PRICE_KEYS)
+        raise ValueError(
+            "HANGO_PRICES must be a JSON object of <provider>/<model> to objects of "
+            f"{keys} (USD per million tokens, non-negative numbers)"
+        )
+    return parsed
+
+
+def _valid_rates(rates: Any) -> bool:
+    return (
+        isinstance(rates, dict)
+        and set(rates) <= set(PRICE_KEYS)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in rates.values())
+    )
 
 
 CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})

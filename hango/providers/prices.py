@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib.metadata import version
@@ -26,10 +25,10 @@ from genai_prices import Usage
 from genai_prices.data_snapshot import get_snapshot
 from genai_prices.types import ModelPrice
 
+from hango.config import parse_prices
 from hango.providers import SPECS, UnknownProvider, split_model
 from hango.providers.base import FREE
 
-PRICE_KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
 TABLE = f"genai-prices {version('genai-prices')}"
 
 
@@ -93,7 +92,7 @@ class Prices:
     """The price table with ``HANGO_PRICES`` on top: built once per app from its configuration."""
 
     def __init__(self, configured: str | None = None) -> None:
-        self.overrides = {model: _model_price(rates) for model, rates in parse_overrides(configured).items()}
+        self.overrides = {model: _model_price(rates) for model, rates in parse_prices(configured).items()}
 
     def rates(self, model: str, at: dt.datetime | None = None) -> Rates:
         """The rates of ``model`` (``<provider>/<model>``) in force at ``at`` (now when None)."""
@@ -173,31 +172,6 @@ def _priced(price: ModelPrice, tokens: Tokens) -> Decimal:
 
 def _model_price(rates: dict[str, float]) -> ModelPrice:
     return ModelPrice(**{key: Decimal(str(value)) for key, value in rates.items()})
-
-
-def parse_overrides(raw: str | None) -> dict[str, dict[str, float]]:
-    """``HANGO_PRICES`` as a mapping of models to price keys; raises ValueError when malformed."""
-    if raw is None:
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        parsed = None
-    if not isinstance(parsed, dict) or not all(_valid_rates(rates) for rates in parsed.values()):
-        keys = ", ".join(PRICE_KEYS)
-        raise ValueError(
-            "HANGO_PRICES must be a JSON object of <provider>/<model> to objects of "
-            f"{keys} (USD per million tokens, non-negative numbers)"
-        )
-    return parsed
-
-
-def _valid_rates(rates: Any) -> bool:
-    return (
-        isinstance(rates, dict)
-        and set(rates) <= set(PRICE_KEYS)
-        and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in rates.values())
-    )
 
 
 def session_cost(rows: list[Any], prices: Prices) -> dict[str, Any]:
