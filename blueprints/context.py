@@ -17,7 +17,7 @@ from hango import telemetry, tenancy
 from hango.agent.draft import Draft
 from hango.api import Blueprint
 from hango.inspector import calibration
-from hango.inspector.call_views import next_call_cache
+from hango.inspector.call_views import next_call_cache, next_call_cost
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.part_content import full_part
 from hango.inspector.snapshot import Snapshot, build_snapshot
@@ -125,6 +125,7 @@ class Context(MethodView):
         recent = tenancy.store().usage.recent(session_id, agent.id, provider, model, calibration.CALLS)
         body = snapshot.as_dict()
         calibrated = calibration.calibration_of(recent.ratio, recent.calibration_calls)
+        cache = next_call_cache(assembly, tenancy.store(), tenancy.deps())
         return {
             "session_id": str(session_id),
             "agent_id": str(agent.id),
@@ -136,7 +137,8 @@ class Context(MethodView):
             "last_call": None
             if recent.reported is None
             else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
-            "cache": next_call_cache(assembly, tenancy.store(), tenancy.deps()),
+            "cache": cache,
+            "next_call_cost": next_call_cost(assembly, cache, tenancy.deps(), body["total_after"]),
             **_compaction(assembly, snapshot.would_compact or args["compaction"] == "preview"),
         }
 

@@ -150,7 +150,7 @@ class Gateway:
             "model": sent.model,
             "started_at": sent.started_at,
             "duration_ms": sent.duration_ms,
-            "base_id": self.lineage.base_id if stored.prefix_parts else None,
+            "base_id": self.lineage.base_id,
             "prefix_parts": stored.prefix_parts,
             "tail": stored.tail,
             "breakpoints": list(sent.call.breakpoints),
@@ -161,7 +161,7 @@ class Gateway:
             "miss_cause": sent.verdict.miss_cause,
         }
         call_id = self._store(lambda store: store.model_calls.record(usage, call))
-        self.lineage.advance(call_id, sent.call, sent.ended_at)
+        self.lineage.advance(call_id, sent.call, sent.ended_at, self.lineage.depth_after(stored))
         return call_id
 
     def _store(self, write):

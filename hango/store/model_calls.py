@@ -27,6 +27,7 @@ LEDGER_COLUMNS = (
 LISTED_COLUMNS = (
     model_calls.c.id,
     model_calls.c.run_id,
+    model_calls.c.base_id,
     model_calls.c.purpose,
     model_calls.c.model,
     model_calls.c.started_at,
@@ -65,13 +66,49 @@ class ModelCalls(Scoped):
         )
         return call_id
 
-    def lineage(self, session_id: uuid.UUID, purposes: Sequence[str] | None = None) -> list[sa.Row]:
-        """The session's calls (of ``purposes``, when given), oldest first, with what rebuilding them needs."""
-        conditions = [model_calls.c.session_id == session_id]
-        if purposes is not None:
-            conditions.append(model_calls.c.purpose.in_(purposes))
-        query = sa.select(*LEDGER_COLUMNS).where(self.where(*conditions))
-        return list(self.conn.execute(query.order_by(model_calls.c.started_at, model_calls.c.id)))
+    def chain(self, session_id: uuid.UUID, call_id: uuid.UUID, *, with_base: bool = False) -> list[sa.Row]:
+        """The rows that rebuild one call, oldest first: back along ``base_id`` to the nearest whole row.
+
+        At most ``SNAPSHOT_EVERY`` rows (``hango.agent.ledger.record``). ``with_base`` goes on
+        past a whole call to its base's chain, so the previous call is rebuilt too. Empty when
+        the call is not the session's.
+        """
+        seed = model_calls.c.id == call_id
+        return self._chain(seed, session_id, with_base)
+
+    def latest_chain(self, session_id: uuid.UUID, purposes: Sequence[str]) -> list[sa.Row]:
+        """The rows that rebuild the session's latest call of ``purposes``, oldest first (empty when none)."""
+        latest = self._latest(session_id, purposes).scalar_subquery()
+        return self._chain(model_calls.c.id == latest, session_id, False)
+
+    def _chain(self, seed: sa.ColumnElement, session_id: uuid.UUID, with_base: bool) -> list[sa.Row]:
+        start = (
+            sa.select(*LEDGER_COLUMNS, sa.literal(0).label("hop"))
+            .where(self.where(model_calls.c.session_id == session_id, seed))
+            .cte("chain", recursive=True)
+        )
+        onward = start.c.prefix_parts > 0
+        if with_base:
+            onward = onward | (start.c.hop == 0)
+        step = (
+            sa.select(*LEDGER_COLUMNS, (start.c.hop + 1).label("hop"))
+            .join(start, model_calls.c.id == start.c.base_id)
+            .where(onward, model_calls.c.tenant_id == self.tenant_id)
+        )
+        chain = start.union_all(step)
+        return list(self.conn.execute(sa.select(chain).order_by(chain.c.hop.desc())))
+
+    def latest_id(self, session_id: uuid.UUID, purposes: Sequence[str]) -> uuid.UUID | None:
+        """The session's latest call of ``purposes``, or None."""
+        return self.conn.execute(self._latest(session_id, purposes)).scalar()
+
+    def _latest(self, session_id: uuid.UUID, purposes: Sequence[str]) -> sa.Select:
+        return (
+            sa.select(model_calls.c.id)
+            .where(self.where(model_calls.c.session_id == session_id, model_calls.c.purpose.in_(purposes)))
+            .order_by(model_calls.c.started_at.desc(), model_calls.c.id.desc())
+            .limit(1)
+        )
 
     def page(self, session_id: uuid.UUID, cursor: str | None, limit: int) -> Page:
         """A page of the session's calls, newest first, each with its usage."""

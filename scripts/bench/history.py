@@ -12,6 +12,7 @@ it is written with one bulk insert.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import random
@@ -25,7 +26,7 @@ import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
-from hango.agent.ledger.record import stored_hash
+from hango.agent.ledger.record import Lineage, SentCall, SentPart, fields_hash, stored_hash
 from hango.agent.validate import validate_history
 from hango.messages import message_from_dict
 from hango.store import TenantStore
@@ -257,3 +258,31 @@ def tool_share(items: Sequence[dict[str, Any]]) -> float:
     """The share of messages that hold a tool_use or tool_result block."""
     tools = sum(any(b["type"] != "text" for b in m["content"]) for m in items)
     return tools / len(items)
+
+
+def record_calls(store: TenantStore, session_id: uuid.UUID, count: int) -> list[uuid.UUID]:
+    """``count`` more ledger entries after the session's latest run call, written as the gateway writes them.
+
+    Each sends the latest call's parts with its last part changed (a call of the same
+    size every time, so only the ledger's length grows), a second after the one before.
+    """
+    lineage = Lineage()
+    lineage.load(store.model_calls, session_id, "run")
+    assert lineage.previous is not None, "the session needs a run call to copy"
+    first, started = lineage.previous.call, lineage.previous.ended_at
+    *kept, last = first.parts
+    made = []
+    for index in range(count):
+        changed = SentPart(last.part, fields_hash(("bench", str(index))), last.tokens)
+        call = SentCall((*kept, changed), first.breakpoints)
+        started += dt.timedelta(seconds=1)
+        stored = lineage.delta(call)
+        usage = {"session_id": session_id, "purpose": "run", "provider": "offline", "model": "echo"}
+        usage |= {"input_tokens": 100, "output_tokens": 5, "cache_read_tokens": 0, "cache_write_tokens": 0}
+        row = {"session_id": session_id, "purpose": "run", "model": "offline/echo", "started_at": started}
+        row |= {"duration_ms": 1, "base_id": lineage.base_id, "prefix_parts": stored.prefix_parts}
+        row |= {"tail": stored.tail, "breakpoints": list(call.breakpoints), "parts_count": len(call.parts)}
+        row |= {"expected_cache_read": 0}
+        made.append(store.model_calls.record(usage, row))
+        lineage.advance(made[-1], call, started, lineage.depth_after(stored))
+    return made
