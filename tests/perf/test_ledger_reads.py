@@ -30,7 +30,8 @@ def ledgers(engine: sa.Engine, acme: Tenant) -> dict[int, tuple[str, list[uuid.U
     _, made = seed_sessions(engine, acme, dict.fromkeys(SIZES, (10, 5)))
     ledgers = {}
     for calls, session in made.items():
-        assert acme.owner.post(f"/v1/sessions/{session}/messages", json={"content": "hi"}).status_code == 201
+        ran = acme.owner.post_and_wait(f"/v1/sessions/{session}/messages", json={"content": "hi"})
+        assert ran.status_code == 201, ran.text
         with engine.begin() as conn:
             store = TenantStore(conn, uuid.UUID(acme.id))
             ledgers[calls] = (session, record_calls(store, uuid.UUID(session), calls - 1))
