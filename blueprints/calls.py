@@ -62,6 +62,15 @@ class CallSchema(Schema):
     cost = fields.Nested(CostSchema, metadata={"description": "from the reported usage"})
 
 
+class PartSoFarSchema(Schema):
+    calls = fields.Integer(metadata={"description": "the session's calls this part rode in so far"})
+    priced_calls = fields.Integer(metadata={"description": "those of them the price table priced"})
+    usd = fields.Float(
+        allow_none=True,
+        metadata={"description": "the part's cost on the priced calls, summed; null when none was priced"},
+    )
+
+
 class CallPartSchema(Schema):
     id = fields.String()
     kind = fields.String()
@@ -78,6 +87,11 @@ class CallPartSchema(Schema):
     cost_usd = fields.Float(
         allow_none=True,
         metadata={"description": "its share of the call's input cost, at the rate it was read at"},
+    )
+    cost_so_far = fields.Nested(
+        PartSoFarSchema,
+        allow_none=True,
+        metadata={"description": "its cost summed over every call of the session it rode in so far"},
     )
 
 
@@ -162,6 +176,14 @@ def call_view(row: sa.Row, table: Prices) -> dict[str, Any]:
     }
 
 
+def part_so_far(total: sa.Row | None) -> dict[str, Any] | None:
+    """A part's total so far as the API shows it (None when no recorded call added to it)."""
+    if total is None:
+        return None
+    usd = float(total.usd) if total.priced_calls else None
+    return {"calls": total.calls, "priced_calls": total.priced_calls, "usd": usd}
+
+
 @blp.route("/calls")
 class CallList(MethodView):
     @paged(blp)
@@ -188,7 +210,11 @@ class CallItem(MethodView):
     @blp.response(200, CallDetailSchema)
     @error_response(blp, 404, NOT_FOUND)
     def get(self, session_id: uuid.UUID, call_id: uuid.UUID) -> dict[str, Any]:
-        """One call's parts as it sent them, shown from current sources where those still match."""
+        """One call's parts as it sent them, shown from current sources where those still match.
+
+        Each part carries its cost on this call and its cost in total so far: summed over every
+        call of the session it rode in, as each call was recorded (one row read per part).
+        """
         store = tenancy.store()
         row = store.model_calls.get(session_id, call_id)
         if row is None:
@@ -199,8 +225,10 @@ class CallItem(MethodView):
         shares = part_costs(
             table.rates(row.model, row.started_at), [p.tokens for p in call.parts], tokens_of(row)
         )
+        so_far = store.part_costs.of(session_id, [p.part for p in call.parts])
         for part, cost in zip(parts, shares, strict=True):
             part["cost_usd"] = None if cost is None else float(cost)
+            part["cost_so_far"] = part_so_far(so_far.get(part["id"]))
         sent = {p.part for p in call.parts}
         removed = [p.part for p in previous.parts if p.part not in sent] if previous else []
         return {

@@ -17,10 +17,12 @@ from hango.agent.ledger.verdict import Verdict, judge, rules_for
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
+from hango.providers.prices import Tokens, part_costs, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+TOKEN_ORDER = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")  # as ``Tokens``
 
 
 @dataclass(frozen=True)
@@ -160,9 +162,18 @@ class Gateway:
             "miss_part": sent.verdict.miss_part,
             "miss_cause": sent.verdict.miss_cause,
         }
-        call_id = self._store(lambda store: store.model_calls.record(usage, call))
+        costs = self._part_costs(usage, sent)
+        call_id = self._store(lambda store: store.model_calls.record(usage, call, costs))
         self.lineage.advance(call_id, sent.call, sent.ended_at, self.lineage.depth_after(stored))
         return call_id
+
+    def _part_costs(self, usage: dict[str, Any], sent: Sent) -> list[tuple[str, Any]]:
+        """What each part cost on this call, at the prices in force when it started (None: no price)."""
+        tokens = Tokens(*(usage[name] for name in TOKEN_ORDER))
+        rates = prices_of(self.deps.config.prices).rates(sent.model, sent.started_at)
+        parts = sent.call.parts
+        shares = part_costs(rates, [p.tokens for p in parts], tokens)
+        return [(p.part, share) for p, share in zip(parts, shares, strict=True)]
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn)."""

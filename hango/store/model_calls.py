@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from hango.db.schema import model_calls, usage_records
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, page
+from hango.store.part_costs import PartCost, PartCosts
 
 # What rebuilding a call's parts needs (see ``hango.agent.ledger.rebuild``).
 LEDGER_COLUMNS = (
@@ -48,8 +49,14 @@ LISTED_COLUMNS = (
 class ModelCalls(Scoped):
     table = model_calls
 
-    def record(self, usage: dict[str, Any], call: dict[str, Any]) -> uuid.UUID:
-        """Write a call's usage row and its ledger row in one statement; return the ledger row's id."""
+    def record(
+        self, usage: dict[str, Any], call: dict[str, Any], costs: Sequence[PartCost] = ()
+    ) -> uuid.UUID:
+        """Write a call's usage row and its ledger row in one statement; return the ledger row's id.
+
+        ``costs`` (what each part cost on this call) are added to the session's part totals
+        in the same statement.
+        """
         usage_id, call_id = new_id(), new_id()
         recorded = (
             sa.insert(usage_records)
@@ -61,9 +68,11 @@ class ModelCalls(Scoped):
         literals = [
             sa.bindparam(None, value, type_=model_calls.c[name].type) for name, value in values.items()
         ]
-        self.conn.execute(
-            sa.insert(model_calls).from_select([*values, "usage_id"], sa.select(*literals, recorded.c.id))
-        )
+        stmt = sa.insert(model_calls).from_select([*values, "usage_id"], sa.select(*literals, recorded.c.id))
+        adding = PartCosts(self.conn, self.tenant_id).adding(call["session_id"], costs)
+        if adding is not None:
+            stmt = stmt.add_cte(adding.cte("part_totals"))
+        self.conn.execute(stmt)
         return call_id
 
     def chain(self, session_id: uuid.UUID, call_id: uuid.UUID, *, with_base: bool = False) -> list[sa.Row]:

@@ -29,6 +29,7 @@ from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
 from hango.agent.ledger.record import Lineage, SentCall, SentPart, fields_hash, stored_hash
 from hango.agent.validate import validate_history
 from hango.messages import message_from_dict
+from hango.providers.prices import Tokens, part_costs, prices_of
 from hango.store import TenantStore
 from scripts.bench.estimator import (
     ENGLISH,
@@ -271,6 +272,7 @@ def record_calls(store: TenantStore, session_id: uuid.UUID, count: int) -> list[
     assert lineage.previous is not None, "the session needs a run call to copy"
     first, started = lineage.previous.call, lineage.previous.ended_at
     *kept, last = first.parts
+    free = prices_of(None).rates("offline/echo")
     made = []
     for index in range(count):
         changed = SentPart(last.part, fields_hash(("bench", str(index))), last.tokens)
@@ -283,6 +285,8 @@ def record_calls(store: TenantStore, session_id: uuid.UUID, count: int) -> list[
         row |= {"duration_ms": 1, "base_id": lineage.base_id, "prefix_parts": stored.prefix_parts}
         row |= {"tail": stored.tail, "breakpoints": list(call.breakpoints), "parts_count": len(call.parts)}
         row |= {"expected_cache_read": 0}
-        made.append(store.model_calls.record(usage, row))
+        shares = part_costs(free, [p.tokens for p in call.parts], Tokens(100, 0, 0, 5))
+        costs = [(p.part, share) for p, share in zip(call.parts, shares, strict=True)]
+        made.append(store.model_calls.record(usage, row, costs))
         lineage.advance(made[-1], call, started, lineage.depth_after(stored))
     return made

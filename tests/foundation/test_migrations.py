@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 import sqlalchemy as sa
@@ -216,13 +218,37 @@ def test_the_snapshot_migration_stores_every_32nd_row_of_a_long_chain_whole_and_
     assert rebuild(after) == before
 
 
+def test_the_part_costs_migration_sums_each_parts_cost_over_the_calls_recorded_before_it(
+    fresh_url, monkeypatch
+):
+    negotiated = {"input_mtok": 2, "cache_read_mtok": 0.2, "cache_write_mtok": 2.5, "output_mtok": 8}
+    monkeypatch.setenv("HANGO_PRICES", json.dumps({SONNET: negotiated}))  # the server's prices, as it runs
+    with base_rows_at(fresh_url, "0009") as (engine, conn):
+        _insert_delta_chain(conn, 40, model=SONNET)
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        totals = {row.part: row for row in conn.execute(sa.text("select * from part_costs"))}
+    engine.dispose()
+    input_rate = Decimal(2) / 1_000_000
+    assert set(totals) == {f"message:{k}" for k in range(1, 41)}
+    for k in (1, 7, 40):
+        rode = 41 - k  # calls k to 40
+        assert (totals[f"message:{k}"].calls, totals[f"message:{k}"].priced_calls) == (rode, rode)
+        assert totals[f"message:{k}"].usd == rode * 3 * input_rate  # uncached: nothing was read or written
+
+
+SONNET = "anthropic/claude-sonnet-4-6"
 LEDGER_ROWS = sa.text(
     "select id, base_id, prefix_parts, tail, breakpoints from model_calls order by started_at, id"
 )
 
 
-def _insert_delta_chain(conn: sa.Connection, length: int) -> None:
-    """``length`` ledger rows of session S, each a delta of the one before adding one part (as before 0009)."""
+def _insert_delta_chain(conn: sa.Connection, length: int, model: str = "offline/echo") -> None:
+    """``length`` ledger rows of session S, each a delta of the one before adding one part (as before 0009).
+
+    Part ``message:k`` (3 tokens) rides in calls k to ``length``; each call reports 1 token in and out.
+    """
+    provider, bare = model.split("/")
     previous = None
     for index in range(length):
         call, usage = uuid.UUID(int=1000 + index), uuid.UUID(int=5000 + index)
@@ -230,7 +256,7 @@ def _insert_delta_chain(conn: sa.Connection, length: int) -> None:
             sa.text(
                 "insert into usage_records (id, tenant_id, purpose, provider, model, input_tokens, "
                 "output_tokens, cache_read_tokens, cache_write_tokens) "
-                f"values ('{usage}', '{T}', 'run', 'offline', 'echo', 1, 1, 0, 0)"
+                f"values ('{usage}', '{T}', 'run', '{provider}', '{bare}', 1, 1, 0, 0)"
             )
         )
         tail = f'[["message:{index + 1}", "{index:032d}", 3]]'
@@ -238,7 +264,7 @@ def _insert_delta_chain(conn: sa.Connection, length: int) -> None:
             sa.text(
                 "insert into model_calls (id, tenant_id, session_id, usage_id, purpose, model, started_at, "
                 "duration_ms, base_id, prefix_parts, tail, breakpoints, parts_count, expected_cache_read) "
-                f"values ('{call}', '{T}', '{S}', '{usage}', 'run', 'offline/echo', "
+                f"values ('{call}', '{T}', '{S}', '{usage}', 'run', '{model}', "
                 f"timestamptz '2026-01-01' + interval '{index} seconds', 1, :base, {index}, "
                 f"cast(:tail as jsonb), '{{}}', {index + 1}, 0)"
             ),

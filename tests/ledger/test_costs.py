@@ -154,3 +154,34 @@ def test_suggestions_give_the_money_saved_per_call_next_to_the_tokens(lab):
     assert found["usd_saved_per_call"] == pytest.approx(rates.usd(found["tokens_saved"], "input_mtok"))
     write_less_read = rates.usd(found["cache_loss_tokens"], "cache_write_mtok", "cache_read_mtok")
     assert found["usd_cache_loss"] == pytest.approx(write_less_read)
+
+
+def test_a_parts_total_cost_so_far_is_the_sum_of_its_cost_on_every_call_it_rode_in(lab):
+    call = one_call(lab)
+    lab.fake.reply(answer(Usage(500, 40, 0, 0)))
+    assert lab.say(call["session"], "and the tulips?").status_code == 201
+    calls = [call_detail(lab, call["session"], c["id"]) for c in oldest_first(lab, call["session"])]
+
+    rode: dict[str, list[float]] = {}
+    for detail in calls:
+        for part in detail["parts"]:
+            rode.setdefault(part["id"], []).append(part["cost_usd"])
+    for detail in calls:  # a past call shows the same totals: so far is through the session's latest call
+        for part in detail["parts"]:
+            costs = rode[part["id"]]
+            assert part["cost_so_far"] == {
+                "calls": len(costs),
+                "priced_calls": len(costs),
+                "usd": pytest.approx(sum(costs), rel=1e-9),
+            }, part["id"]
+    assert {len(costs) for costs in rode.values()} == {1, 2}  # the new messages rode in the second call only
+
+
+def test_a_part_of_unpriced_calls_counts_its_calls_and_has_no_total_so_far(lab):
+    call = one_call(lab, model="anthropic/claude-test")
+
+    detail = call_detail(lab, call["session"], call["id"])
+
+    assert detail["parts"] and all(
+        p["cost_so_far"] == {"calls": 1, "priced_calls": 0, "usd": None} for p in detail["parts"]
+    )

@@ -60,6 +60,18 @@ def test_a_calls_parts_read_the_same_statements_and_at_most_one_chain_for_10_and
     assert ledger_rows_read(counted) <= SNAPSHOT_EVERY + 2  # its chain (with its base) and its listed row
 
 
+def test_a_calls_parts_totals_so_far_are_one_statement_reading_a_row_per_part_for_10_and_200_calls(
+    acme, ledgers
+):
+    counted = same_rows_for_both(acme, ledgers, lambda who, s, c: who.get(f"/v1/sessions/{s}/calls/{c[-1]}"))
+    parts = len(
+        acme.owner.get(f"/v1/sessions/{ledgers[200][0]}/calls/{ledgers[200][1][-1]}").get_json()["parts"]
+    )
+
+    totals = [n for statement, n in counted if "FROM part_costs" in statement]
+    assert totals == [parts]  # the 200 calls each part rode in were summed as they were recorded
+
+
 def test_a_diff_of_two_calls_reads_their_chains_only_for_10_and_200_calls(acme, ledgers):
     counted = same_rows_for_both(
         acme, ledgers, lambda who, s, c: who.get(f"/v1/sessions/{s}/context/diff?from={c[-2]}&to={c[-1]}")
