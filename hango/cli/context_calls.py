@@ -2,7 +2,7 @@
 
 ``calls`` prints one line per call (newest first) and the session's cost;
 ``call ID`` the parts one call sent, marked where they changed since the
-previous call; ``diff A B`` the first difference between two calls and its
+previous call, with each part's cost on the call and in total so far; ``diff A B`` the first difference between two calls and its
 cause, then the parts added, removed and changed. A call is named by its id or
 by the 8-character start that ``calls`` prints.
 """
@@ -75,8 +75,17 @@ def render_calls(result: dict[str, Any], width: int) -> list[str]:
     return lines + wrap(said, width)
 
 
+def part_money(usd: float | None) -> str:
+    """A part's cost to five places (a part's share is small), or ``-`` when unknown."""
+    return "-" if usd is None else f"${usd:.5f}"
+
+
 def render_call(call: dict[str, Any], width: int) -> list[str]:
-    """A call's figures, then each part as sent: + added, ~ changed since the previous call."""
+    """A call's figures, then each part as sent: + added, ~ changed since the previous call.
+
+    Each part shows its cost on this call and in total so far (over every call of the
+    session it rode in), as the server summed them.
+    """
     cells = row_cells(call)
     lines = wrap(f"call {call['id']} · {cells[2]}", width)
     lines += wrap(f"{call['model']} · {call['started_at'][:19].replace('T', ' ')} · cost {cells[8]}", width)
@@ -86,13 +95,17 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
         width,
     )
     lines += wrap(f"cache {call['cache']['badge']}: {call['cache']['words']}", width)
+    lines.append(f"  {'part':<28} {'tokens':>7} {'this call':>9} {'so far':>9}".rstrip())
     for part in call["parts"]:
         mark = SINCE[part["since_previous"]]
-        share = "-" if part["cost_usd"] is None else f"${part['cost_usd']:.5f}"
+        so_far = part["cost_so_far"]
         shown = part["label"] if part["preview"] is None else f"{part['label']}: {part['preview']}"
         if part["changed_since_call"]:
             shown += " (changed since this call)"
-        start = f"{mark} {part['id'][:28]:<28} {part['tokens']:>7,} {share:>9}"
+        start = (
+            f"{mark} {part['id'][:28]:<28} {part['tokens']:>7,} {part_money(part['cost_usd']):>9} "
+            f"{part_money(so_far and so_far['usd']):>9}"
+        )
         lines.append((start + " " + fit(visible(shown), max(1, width - len(start) - 1))).rstrip())
     if call["removed_since_previous"]:
         lines += wrap(f"- no longer sent: {', '.join(call['removed_since_previous'])}", width)

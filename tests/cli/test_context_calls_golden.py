@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from hango.cli.context_calls import render_call
 from hango.cli.context_table import width_of
 from tests.support.golden import assert_golden
 
@@ -95,3 +96,45 @@ def test_a_call_start_that_matches_no_call_is_a_usage_error_that_says_where_ids_
 
     assert result.code == 2
     assert "no call of this session starts with 'zzzz'" in result.err and "hango context calls" in result.err
+
+
+def test_call_prints_each_parts_cost_on_the_call_and_its_total_so_far_as_the_server_gave_them():
+    call = {
+        "id": "0" * 8 + "-0000-4000-8000-" + "0" * 12,
+        "purpose": "run",
+        "model": "anthropic/claude-sonnet-4-6",
+        "started_at": "2026-12-01T12:00:00+00:00",
+        "usage": {"input_tokens": 10, "cache_read_tokens": 0, "cache_write_tokens": 0, "output_tokens": 1},
+        "estimated_input_tokens": 12,
+        "cost": {"usd": 0.0001},
+        "cache": {"badge": "first", "words": "first call"},
+        "removed_since_previous": [],
+        "parts": [
+            {
+                "id": "system:agent",
+                "label": "agent",
+                "preview": "You are hango",
+                "tokens": 10,
+                "changed_since_call": False,
+                "since_previous": "same",
+                "cost_usd": 0.00003,
+                "cost_so_far": {"calls": 4, "priced_calls": 4, "usd": 0.00012},
+            },
+            {
+                "id": "message:1",
+                "label": "#1 user",
+                "preview": None,
+                "tokens": 2,
+                "changed_since_call": True,
+                "since_previous": "added",
+                "cost_usd": None,
+                "cost_so_far": {"calls": 1, "priced_calls": 0, "usd": None},
+            },
+        ],
+    }
+
+    *_, header, agent, message = render_call(call, 80)
+
+    assert header.split() == ["part", "tokens", "this", "call", "so", "far"]
+    assert agent.split()[:4] == ["system:agent", "10", "$0.00003", "$0.00012"]
+    assert message.split()[:5] == ["+", "message:1", "2", "-", "-"]
