@@ -62,12 +62,13 @@ class CallSchema(Schema):
     cost = fields.Nested(CostSchema, metadata={"description": "from the reported usage"})
 
 
-class PartSoFarSchema(Schema):
-    calls = fields.Integer(metadata={"description": "the session's calls this part rode in so far"})
-    priced_calls = fields.Integer(metadata={"description": "those of them the price table priced"})
+class PricedCallsSchema(Schema):
+    """What some calls cost: how many, how many the price table priced, and those summed."""
+
+    calls = fields.Integer()
+    priced_calls = fields.Integer()
     usd = fields.Float(
-        allow_none=True,
-        metadata={"description": "the part's cost on the priced calls, summed; null when none was priced"},
+        allow_none=True, metadata={"description": "the priced calls' total; null when none is"}
     )
 
 
@@ -89,9 +90,11 @@ class CallPartSchema(Schema):
         metadata={"description": "its share of the call's input cost, at the rate it was read at"},
     )
     cost_so_far = fields.Nested(
-        PartSoFarSchema,
+        PricedCallsSchema,
         allow_none=True,
-        metadata={"description": "its cost summed over every call of the session it rode in so far"},
+        metadata={
+            "description": "its cost over every call of the session it rode in so far; null when none added to it"
+        },
     )
 
 
@@ -106,12 +109,7 @@ class CallDetailSchema(CallSchema):
 CallPageSchema = page_of(CallSchema, "CallPage")
 
 
-class SessionCostSchema(Schema):
-    calls = fields.Integer()
-    priced_calls = fields.Integer()
-    usd = fields.Float(
-        allow_none=True, metadata={"description": "the priced calls' total; null when none is"}
-    )
+class SessionCostSchema(PricedCallsSchema):
     unpriced_reason = fields.String(allow_none=True, metadata={"description": "why some call has no price"})
     by_model = fields.List(fields.Dict(), metadata={"description": "model, calls, usd per model"})
 

@@ -261,31 +261,41 @@ def tool_share(items: Sequence[dict[str, Any]]) -> float:
     return tools / len(items)
 
 
-def record_calls(store: TenantStore, session_id: uuid.UUID, count: int) -> list[uuid.UUID]:
+def record_calls(
+    store: TenantStore,
+    session_id: uuid.UUID,
+    count: int,
+    model: str = "offline/echo",
+    tokens: Callable[[int], Tokens] = lambda index: Tokens(100, 0, 0, 5),
+) -> list[uuid.UUID]:
     """``count`` more ledger entries after the session's latest run call, written as the gateway writes them.
 
     Each sends the latest call's parts with its last part changed (a call of the same
-    size every time, so only the ledger's length grows), a second after the one before.
+    size every time, so only the ledger's length grows), a second after the one before;
+    call ``index`` reports ``tokens(index)`` of ``model`` and adds its parts' costs to their totals.
     """
     lineage = Lineage()
     lineage.load(store.model_calls, session_id, "run")
     assert lineage.previous is not None, "the session needs a run call to copy"
     first, started = lineage.previous.call, lineage.previous.ended_at
     *kept, last = first.parts
-    free = prices_of(None).rates("offline/echo")
+    provider, bare = model.split("/", 1)
+    prices = prices_of(None)
     made = []
     for index in range(count):
         changed = SentPart(last.part, fields_hash(("bench", str(index))), last.tokens)
         call = SentCall((*kept, changed), first.breakpoints)
         started += dt.timedelta(seconds=1)
         stored = lineage.delta(call)
-        usage = {"session_id": session_id, "purpose": "run", "provider": "offline", "model": "echo"}
-        usage |= {"input_tokens": 100, "output_tokens": 5, "cache_read_tokens": 0, "cache_write_tokens": 0}
-        row = {"session_id": session_id, "purpose": "run", "model": "offline/echo", "started_at": started}
+        reported = tokens(index)
+        usage = {"session_id": session_id, "purpose": "run", "provider": provider, "model": bare}
+        usage |= {"input_tokens": reported.input, "output_tokens": reported.output}
+        usage |= {"cache_read_tokens": reported.cache_read, "cache_write_tokens": reported.cache_write}
+        row = {"session_id": session_id, "purpose": "run", "model": model, "started_at": started}
         row |= {"duration_ms": 1, "base_id": lineage.base_id, "prefix_parts": stored.prefix_parts}
         row |= {"tail": stored.tail, "breakpoints": list(call.breakpoints), "parts_count": len(call.parts)}
         row |= {"expected_cache_read": 0}
-        shares = part_costs(free, [p.tokens for p in call.parts], Tokens(100, 0, 0, 5))
+        shares = part_costs(prices.rates(model, started), [p.tokens for p in call.parts], reported)
         costs = [(p.part, share) for p, share in zip(call.parts, shares, strict=True)]
         made.append(store.model_calls.record(usage, row, costs))
         lineage.advance(made[-1], call, started, lineage.depth_after(stored))

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from playwright.sync_api import expect
 
 from hango.db.schema import model_calls, usage_records
+from hango.providers.prices import Tokens
 from hango.store import TenantStore
 from scripts.bench.history import record_calls
 from tests.browser.admin import Admin, Api, Demo
@@ -92,6 +93,8 @@ def test_opening_a_call_shows_its_parts_as_sent_with_what_changed_since_the_prev
         expect(shown.nth(index)).to_have_attribute("data-part", part["id"])
         mark = "" if part["since_previous"] in (None, "same") else part["since_previous"]
         expect(shown.nth(index)).to_have_attribute("data-mark", mark)
+        so_far = shown.nth(index).get_by_test_id("part-so-far")  # the server's total, never recounted
+        expect(so_far).to_have_text(f"${part['cost_so_far']['usd']:.5f}")
     assert any(p["since_previous"] == "added" for p in detail["parts"])
 
 
@@ -122,12 +125,16 @@ def test_comparing_two_calls_shows_the_servers_first_difference_side_by_side(
 
 def add_priced_calls(engine: sa.Engine, demo: Demo) -> None:
     """Six calls of a priced model after the demo's, the fourth a cache miss: what a real session shows."""
+
+    def tokens(index: int) -> Tokens:
+        read, write = (0, 6_400) if index in (0, 3) else (6_400, 180)
+        return Tokens(240 + 30 * index, read, write, 150 + 20 * index)
+
     with engine.begin() as conn:
         store = TenantStore(conn, uuid.UUID(demo.tenant_id))
-        made = record_calls(store, uuid.UUID(demo.session_id), 6)
+        made = record_calls(store, uuid.UUID(demo.session_id), 6, "anthropic/claude-sonnet-4-6", tokens)
         for index, call in enumerate(made):
             miss = index == 3
-            read, write = (0, 6_400) if miss or index == 0 else (6_400, 180)
             verdict = (
                 {"miss_reason": "prefix_changed", "miss_part": "message:21", "miss_cause": "replaced_part"}
                 if miss
@@ -138,25 +145,13 @@ def add_priced_calls(engine: sa.Engine, demo: Demo) -> None:
             conn.execute(
                 sa.update(model_calls)
                 .where(model_calls.c.id == call)
-                .values(
-                    model="anthropic/claude-sonnet-4-6",
-                    expected_cache_read=0 if index == 0 else 6_400,
-                    **verdict,
-                )
+                .values(expected_cache_read=0 if index == 0 else 6_400, **verdict)
             )
             usage = sa.select(model_calls.c.usage_id).where(model_calls.c.id == call).scalar_subquery()
             conn.execute(
                 sa.update(usage_records)
                 .where(usage_records.c.id == usage)
-                .values(
-                    provider="anthropic",
-                    model="claude-sonnet-4-6",
-                    input_tokens=240 + 30 * index,
-                    cache_read_tokens=read,
-                    cache_write_tokens=write,
-                    output_tokens=150 + 20 * index,
-                    created_at=dt.datetime.now(dt.UTC),
-                )
+                .values(created_at=dt.datetime.now(dt.UTC))
             )
 
 
