@@ -10,6 +10,7 @@ over both workers.
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +47,7 @@ def nodes(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             "ANTHROPIC_API_KEY": TEST_API_KEY,
             "HANGO_TRUSTED_PROXIES": "127.0.0.1",
             "HANGO_WORKER_CONCURRENCY": "1",  # so a second run in flight must go to the other worker
+            "HANGO_JOB_QUEUE": f"nodes-{uuid.uuid4().hex[:12]}",  # the nodes' own queue, shared by all four
         }
         with (
             queue_worker_pool(database_url, env, log, count=2),

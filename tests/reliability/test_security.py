@@ -28,7 +28,7 @@ from tests.support.world import World, build_world, snapshot
 CANARY = "canary-7f3a9c"
 KEY_PATTERN = re.compile(r"hgo_[0-9a-f]{12}_[A-Za-z0-9_-]{16,}")
 OBJECT_ROUTES = [e for e in EXAMPLES if e.has_object]
-PLACEHOLDERS = ("agent", "session", "run", "key", "user", "message", "call")
+PLACEHOLDERS = ("agent", "session", "run", "queued_run", "key", "user", "message", "call")
 
 
 @pytest.fixture
@@ -175,7 +175,7 @@ def touch_everything(who: As, fake: FakeProviderServer) -> str:
     failed_run = who.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "fail"})
     assert failed_run.status_code == 502
     for answer in (failed, failed_run):
-        assert TEST_API_KEY not in answer.get_data(as_text=True)
+        assert TEST_API_KEY not in answer.text
     return session_id
 
 
