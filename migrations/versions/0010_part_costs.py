@@ -10,6 +10,10 @@ session's ``part_costs`` rows in the statement that records the call, so
 showing a part's total so far reads one row per part, never the session's
 calls. ``calls`` counts the calls the part rode in, ``priced_calls`` those the
 price table priced (``usd`` sums those only: an unknown model adds no guess).
+Every call updates a row per part it sent, so pages are kept half empty
+(``fillfactor = 50``): an update finds room on its own page and stays a HOT
+update (no indexed column changes), so the primary key keeps one entry per row
+and reading a part's total never walks the old versions of 3,000 calls.
 This revision sums the calls recorded before it, one session at a time, priced
 by the genai-prices table installed at upgrade time and ``HANGO_PRICES`` from the
 environment (the server's own prices when both are the server's).
@@ -55,7 +59,7 @@ def upgrade() -> None:
           usd numeric not null check (usd >= 0),
           primary key (tenant_id, session_id, part),
           foreign key (tenant_id, session_id) references sessions (tenant_id, id) on delete cascade
-        )
+        ) with (fillfactor = 50)
         """
     )
     conn = op.get_bind()

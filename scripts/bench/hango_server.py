@@ -76,6 +76,20 @@ def hango_command(env: dict[str, str], *argv: str, tree: Path = REPO_ROOT) -> st
     return done.stdout
 
 
+def run_ended(http: requests.Session, url: str, location: str, timeout: float = 120) -> dict:
+    """The queued run at ``location`` (a 202's Location) once it has ended, polled as a client does."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = http.get(url + location, timeout=timeout)
+        answer.raise_for_status()
+        run = answer.json()
+        if run["state"] not in ("queued", "running"):
+            return run
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"run {location} still {run['state']} after {timeout} s")
+        time.sleep(0.01)
+
+
 def _ready(url: str) -> bool:
     try:
         return requests.get(f"{url}/readyz", timeout=2).status_code == 200

@@ -15,7 +15,8 @@ Then it reads the ledger rows' sizes (``pg_column_size``) at 1,000 messages.
 
 ``--reads`` measures the ledger's reads instead: one ``hango serve`` worker, two
 200-message sessions, each with one real run call and then 9 or 2,999 ledger
-entries more (written as the gateway writes them: a whole row every 32). It
+entries more (written as the gateway writes them: a whole row every 32, each call
+in its own transaction, adding its parts' costs to their totals). It
 times ``GET …/calls/{id}`` of the newest call and ``GET …/context/diff`` of the
 two newest, interleaved, and the worker's RSS over 200 such reads on the
 3,000-call session. Target: p50 at 3,000 calls ≤ 1.2× at 10, RSS growth < 20 MB.
@@ -37,7 +38,7 @@ import sqlalchemy as sa
 from hango.agent.catalog import MAX_CONTEXT_WINDOW
 from hango.db import make_engine
 from hango.store import TenantStore
-from scripts.bench.hango_server import database, serving
+from scripts.bench.hango_server import database, run_ended, serving
 from scripts.bench.history import add_agent, add_session, record_calls
 from scripts.bench.inspector_report import p50, p95
 
@@ -68,13 +69,16 @@ def seed(database_url: str, principal: dict) -> tuple[str, str]:
 
 
 def turn(http: requests.Session, url: str, session: str, index: int) -> float:
-    """One run of one turn; its latency in ms."""
+    """One run of one turn; its latency in ms, until its queued run ends (as a user waits)."""
     started = time.perf_counter()
     response = http.post(
         f"{url}/v1/sessions/{session}/messages", json={"content": f"bench turn {index}"}, timeout=120
     )
-    elapsed = (time.perf_counter() - started) * 1000
     response.raise_for_status()
+    run = run_ended(http, url, response.headers["Location"])
+    elapsed = (time.perf_counter() - started) * 1000
+    if run["state"] != "succeeded":
+        raise RuntimeError(f"run {run['id']} of session {session}: {run['status']} {run['error']}")
     return elapsed
 
 
@@ -139,8 +143,11 @@ def seed_ledgers(url: str, database_url: str, principal: dict, http: requests.Se
     made = {}
     for size, session in sessions.items():
         turn(http, url, str(session), 0)
-        with engine.begin() as conn:
-            made[size] = (str(session), record_calls(TenantStore(conn, tenant), session, size - 1))
+        calls = []
+        for _ in range(size - 1):  # each call in its own transaction, as the gateway records it
+            with engine.begin() as conn:
+                calls += record_calls(TenantStore(conn, tenant), session, 1)
+        made[size] = (str(session), calls)
     engine.dispose()
     return made
 
