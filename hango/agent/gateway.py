@@ -17,7 +17,7 @@ from hango.agent.ledger.verdict import Verdict, judge, rules_for
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
-from hango.providers.prices import Tokens, part_costs, prices_of
+from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
@@ -171,9 +171,7 @@ class Gateway:
         """What each part cost on this call, at the prices in force when it started (None: no price)."""
         tokens = Tokens(*(usage[name] for name in TOKEN_ORDER))
         rates = prices_of(self.deps.config.prices).rates(sent.model, sent.started_at)
-        parts = sent.call.parts
-        shares = part_costs(rates, [p.tokens for p in parts], tokens)
-        return [(p.part, share) for p, share in zip(parts, shares, strict=True)]
+        return costs_by_part(rates, sent.call.parts, tokens)
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib.metadata import version
@@ -143,6 +144,12 @@ def part_costs(rates: Rates, sizes: list[int], tokens: Tokens) -> list[Decimal |
         )
         start = end
     return costs
+
+
+def costs_by_part(rates: Rates, parts: Sequence[Any], tokens: Tokens) -> list[tuple[str, Decimal | None]]:
+    """``part_costs`` of a call's sent parts (each with ``.part`` and ``.tokens``), by part id."""
+    shares = part_costs(rates, [p.tokens for p in parts], tokens)
+    return [(p.part, share) for p, share in zip(parts, shares, strict=True)]
 
 
 def _table_rates(table_id: str, bare: str, at: dt.datetime) -> Rates:

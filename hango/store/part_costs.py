@@ -63,7 +63,6 @@ class PartCosts(Scoped):
     def of(self, session_id: uuid.UUID, parts: Iterable[str]) -> dict[str, sa.Row]:
         """The totals so far of ``parts`` in the session, by part (one indexed read, a row per part)."""
         query = sa.select(part_costs.c.part, part_costs.c.calls, part_costs.c.priced_calls, part_costs.c.usd)
-        query = query.where(
-            self.where(part_costs.c.session_id == session_id, part_costs.c.part.in_(sorted(set(parts))))
-        )
+        wanted = sa.any_(sa.bindparam("parts", sorted(set(parts)), type_=ARRAY(sa.Text)))
+        query = query.where(self.where(part_costs.c.session_id == session_id, part_costs.c.part == wanted))
         return {row.part: row for row in self.conn.execute(query)}

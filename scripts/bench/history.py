@@ -29,7 +29,7 @@ from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
 from hango.agent.ledger.record import Lineage, SentCall, SentPart, fields_hash, stored_hash
 from hango.agent.validate import validate_history
 from hango.messages import message_from_dict
-from hango.providers.prices import Tokens, part_costs, prices_of
+from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from scripts.bench.estimator import (
     ENGLISH,
@@ -295,8 +295,7 @@ def record_calls(
         row |= {"duration_ms": 1, "base_id": lineage.base_id, "prefix_parts": stored.prefix_parts}
         row |= {"tail": stored.tail, "breakpoints": list(call.breakpoints), "parts_count": len(call.parts)}
         row |= {"expected_cache_read": 0}
-        shares = part_costs(prices.rates(model, started), [p.tokens for p in call.parts], reported)
-        costs = [(p.part, share) for p, share in zip(call.parts, shares, strict=True)]
+        costs = costs_by_part(prices.rates(model, started), call.parts, reported)
         made.append(store.model_calls.record(usage, row, costs))
         lineage.advance(made[-1], call, started, lineage.depth_after(stored))
     return made
