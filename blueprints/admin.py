@@ -46,6 +46,7 @@ PAGES = {
     "/sessions": ("sessions", "admin/sessions.html"),
     "/sessions/<uuid:session_id>": ("session", "admin/session.html"),
     "/sessions/<uuid:session_id>/context": ("context", "admin/context.html"),
+    "/sessions/<uuid:session_id>/calls": ("calls", "admin/calls.html"),
     "/usage": ("usage", "admin/usage.html"),
     "/audit": ("audit", "admin/audit.html"),
 }

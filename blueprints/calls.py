@@ -12,12 +12,15 @@ from marshmallow import Schema, ValidationError, fields
 
 from blueprints.common import error_response, page_of, paged
 from blueprints.context import session_assembly
+from blueprints.context_schemas import CostSchema
 from hango import tenancy
 from hango.agent.ledger.record import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
 from hango.inspector.call_diff import diff
-from hango.inspector.call_views import call_parts, last_of_conversation, session_calls
+from hango.inspector.call_views import call_and_previous, call_parts, last_of_conversation, ledger_call
+from hango.inspector.call_words import verdict_words
+from hango.providers.prices import Prices, Tokens, part_costs, prices_of, session_cost
 from hango.store.pages import Page
 from hango.store.usage import TOKEN_COLUMNS
 
@@ -48,6 +51,8 @@ class CallCacheSchema(Schema):
         },
     )
     miss_cause = fields.String(allow_none=True, metadata={"description": "why that part changed"})
+    badge = fields.String(metadata={"description": "hit, miss, first (nothing cached yet) or none"})
+    words = fields.String(metadata={"description": "the verdict and its cause in plain words"})
 
 
 class CallSchema(Schema):
@@ -61,6 +66,17 @@ class CallSchema(Schema):
     estimated_input_tokens = fields.Integer(allow_none=True)
     parts_count = fields.Integer()
     cache = fields.Nested(CallCacheSchema)
+    cost = fields.Nested(CostSchema, metadata={"description": "from the reported usage"})
+
+
+class PricedCallsSchema(Schema):
+    """What some calls cost: how many, how many the price table priced, and those summed."""
+
+    calls = fields.Integer()
+    priced_calls = fields.Integer()
+    usd = fields.Float(
+        allow_none=True, metadata={"description": "the priced calls' total; null when none is"}
+    )
 
 
 class CallPartSchema(Schema):
@@ -72,13 +88,37 @@ class CallPartSchema(Schema):
     hash = fields.String()
     cache_breakpoint = fields.Boolean()
     changed_since_call = fields.Boolean()
+    since_previous = fields.String(
+        allow_none=True,
+        metadata={"description": "same, changed or added against the previous call; null for the first"},
+    )
+    cost_usd = fields.Float(
+        allow_none=True,
+        metadata={"description": "its share of the call's input cost, at the rate it was read at"},
+    )
+    cost_so_far = fields.Nested(
+        PricedCallsSchema,
+        allow_none=True,
+        metadata={
+            "description": "its cost over every call of the session it rode in so far; null when none added to it"
+        },
+    )
 
 
 class CallDetailSchema(CallSchema):
+    previous_id = fields.UUID(allow_none=True, metadata={"description": "the previous call of its lineage"})
+    removed_since_previous = fields.List(
+        fields.String(), metadata={"description": "parts it no longer sends"}
+    )
     parts = fields.List(fields.Nested(CallPartSchema))
 
 
 CallPageSchema = page_of(CallSchema, "CallPage")
+
+
+class SessionCostSchema(PricedCallsSchema):
+    unpriced_reason = fields.String(allow_none=True, metadata={"description": "why some call has no price"})
+    by_model = fields.List(fields.Dict(), metadata={"description": "model, calls, usd per model"})
 
 
 UUID_TEXT = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -113,22 +153,40 @@ class DiffArgsSchema(Schema):
     )
 
 
-def call_view(row: sa.Row) -> dict[str, Any]:
-    """One ledger row with its usage, as the API shows it."""
+def prices() -> Prices:
+    return prices_of(tenancy.deps().config.prices)
+
+
+def tokens_of(row: sa.Row) -> Tokens:
+    return Tokens(row.input_tokens, row.cache_read_tokens, row.cache_write_tokens, row.output_tokens)
+
+
+def call_view(row: sa.Row, table: Prices) -> dict[str, Any]:
+    """One ledger row with its usage and cost, as the API shows it."""
+    cache = {
+        "expected_read_tokens": row.expected_cache_read,
+        "reported_read_tokens": row.cache_read_tokens,
+        "miss_reason": row.miss_reason,
+        "miss_part": row.miss_part,
+        "miss_cause": row.miss_cause,
+    }
     return {
         **{name: row._mapping[name] for name in ("id", "purpose", "run_id", "model", "started_at")},
         "duration_ms": row.duration_ms,
         "usage": {name: row._mapping[name] for name in TOKEN_COLUMNS},
         "estimated_input_tokens": row.estimated_input_tokens,
         "parts_count": row.parts_count,
-        "cache": {
-            "expected_read_tokens": row.expected_cache_read,
-            "reported_read_tokens": row.cache_read_tokens,
-            "miss_reason": row.miss_reason,
-            "miss_part": row.miss_part,
-            "miss_cause": row.miss_cause,
-        },
+        "cache": {**cache, **verdict_words(cache)},
+        "cost": table.cost(row.model, tokens_of(row), row.started_at).as_dict(),
     }
+
+
+def part_so_far(total: sa.Row | None) -> dict[str, Any] | None:
+    """A part's total so far as the API shows it (None when no recorded call added to it)."""
+    if total is None:
+        return None
+    usd = float(total.usd) if total.priced_calls else None
+    return {"calls": total.calls, "priced_calls": total.priced_calls, "usd": usd}
 
 
 @blp.route("/calls")
@@ -139,7 +197,17 @@ class CallList(MethodView):
     def get(self, args: dict, session_id: uuid.UUID) -> Page:
         """The session's model calls, newest first: purpose, usage, estimate and cache verdict."""
         found = tenancy.store().model_calls.page(session_id, args["cursor"], args["limit"])
-        return Page([call_view(row) for row in found.items], found.next_cursor)
+        table = prices()
+        return Page([call_view(row, table) for row in found.items], found.next_cursor)
+
+
+@blp.route("/cost")
+class SessionCost(MethodView):
+    @blp.response(200, SessionCostSchema)
+    @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
+    def get(self, session_id: uuid.UUID) -> dict[str, Any]:
+        """What the session's model calls cost so far, from their reported usage, in total and per model."""
+        return session_cost(tenancy.store().usage.of_session(session_id), prices())
 
 
 @blp.route("/calls/<uuid:call_id>")
@@ -147,13 +215,33 @@ class CallItem(MethodView):
     @blp.response(200, CallDetailSchema)
     @error_response(blp, 404, NOT_FOUND)
     def get(self, session_id: uuid.UUID, call_id: uuid.UUID) -> dict[str, Any]:
-        """One call's parts as it sent them, shown from current sources where those still match."""
+        """One call's parts as it sent them, shown from current sources where those still match.
+
+        Each part carries its cost on this call and its cost in total so far: summed over every
+        call of the session it rode in, as each call was recorded (one row read per part).
+        """
         store = tenancy.store()
         row = store.model_calls.get(session_id, call_id)
         if row is None:
             raise NotFound("no such call in this session")
-        _, calls = session_calls(store, session_id)
-        return {**call_view(row), "parts": call_parts(calls[call_id], session_assembly())}
+        call, previous = call_and_previous(store, session_id, call_id)
+        table = prices()
+        parts = call_parts(call, session_assembly(), previous)
+        shares = part_costs(
+            table.rates(row.model, row.started_at), [p.tokens for p in call.parts], tokens_of(row)
+        )
+        so_far = store.part_costs.of(session_id, [p.part for p in call.parts])
+        for part, cost in zip(parts, shares, strict=True):
+            part["cost_usd"] = None if cost is None else float(cost)
+            part["cost_so_far"] = part_so_far(so_far.get(part["id"]))
+        sent = {p.part for p in call.parts}
+        removed = [p.part for p in previous.parts if p.part not in sent] if previous else []
+        return {
+            **call_view(row, table),
+            "previous_id": row.base_id,
+            "removed_since_previous": removed,
+            "parts": parts,
+        }
 
 
 @blp.route("/context/diff")
@@ -164,16 +252,19 @@ class ContextDiff(MethodView):
     @error_response(blp, 422, "`invalid`: `from` or `to` is neither a call id nor its keyword.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """What changed between two calls (or the last call and the next), and the first difference's cause."""
-        rows, calls = session_calls(tenancy.store(), session_id)
-        earlier = last_of_conversation(rows) if args["from_"] == "last" else uuid.UUID(args["from_"])
-        if earlier not in calls:
+        store = tenancy.store()
+        earlier_id = (
+            last_of_conversation(store, session_id) if args["from_"] == "last" else uuid.UUID(args["from_"])
+        )
+        earlier = None if earlier_id is None else ledger_call(store, session_id, earlier_id)
+        if earlier is None:
             raise NotFound("no such call in this session")
         assembly = session_assembly()
         if args["to"] == "next":
             later = sent_call(assembly.captured)
-        elif uuid.UUID(args["to"]) in calls:
-            later = calls[uuid.UUID(args["to"])]
         else:
+            later = ledger_call(store, session_id, uuid.UUID(args["to"]))
+        if later is None:
             raise NotFound("no such call in this session")
-        body = diff(calls[earlier], later, assembly.state.overrides)
-        return {"from": str(earlier), "to": args["to"], **body}
+        body = diff(earlier, later, assembly.state.overrides)
+        return {"from": str(earlier_id), "to": args["to"], **body}

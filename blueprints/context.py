@@ -19,6 +19,7 @@ from hango.agent.draft import Draft
 from hango.api import Blueprint
 from hango.inspector import calibration
 from hango.inspector.cache_outlook import NextCache, next_cache
+from hango.inspector.call_views import next_call_cost
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.part_content import full_part
 from hango.inspector.pending import mark_excluded_by
@@ -173,6 +174,7 @@ def inspect_response(assembly: Assembly, found: Inspected, compaction: bool) -> 
     if body["counted"] == "provider":  # one unit: the groups in the provider's count, no estimate beside it
         body["totals"] = scaled_totals(body["totals"], body["total_before"], body["total_after"])
     body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
+    cache = found.cache.verdict(assembly)
     return {
         "session_id": str(session_id),
         "agent_id": str(agent.id),
@@ -184,7 +186,8 @@ def inspect_response(assembly: Assembly, found: Inspected, compaction: bool) -> 
         "last_call": None
         if recent.reported is None
         else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
-        "cache": found.cache.verdict(assembly),
+        "cache": cache,
+        "next_call_cost": next_call_cost(assembly, cache, tenancy.deps(), body["total_after"]),
         **_compaction(assembly, snapshot.would_compact or compaction),
     }
 

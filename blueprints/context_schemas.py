@@ -99,6 +99,29 @@ def _one_of(values: tuple[str, ...], description: str) -> fields.String:
     return fields.String(required=True, metadata={"enum": list(values), "description": description})
 
 
+class CostSchema(Schema):
+    usd = fields.Float(
+        required=True, allow_none=True, metadata={"description": "US dollars; null when the price is unknown"}
+    )
+    source = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "genai-prices <version>, HANGO_PRICES or free"},
+    )
+    reason = fields.String(
+        required=True, allow_none=True, metadata={"description": "why the price is unknown"}
+    )
+
+
+class NextCallCostSchema(CostSchema):
+    tokens = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "input (uncached), cache_read, cache_write and output (0: not known yet)"},
+    )
+
+
 class NextCallCacheSchema(Schema):
     expected_read_tokens = fields.Integer(
         required=True, metadata={"description": "what the next call would read from the prompt cache"}
@@ -185,6 +208,9 @@ class InspectSchema(Schema):
     calibration = fields.Nested(CalibrationSchema, required=True, allow_none=True)
     cache = fields.Nested(
         NextCallCacheSchema, required=True, metadata={"description": "the next call's prompt cache outlook"}
+    )
+    next_call_cost = fields.Nested(
+        NextCallCostSchema, required=True, metadata={"description": "the next call's expected input cost"}
     )
     system = fields.List(fields.Nested(PartSchema), required=True)
     tools = fields.List(fields.Nested(PartSchema), required=True)

@@ -20,6 +20,7 @@ from hango.inspector.cache_outlook import next_cache
 from hango.inspector.measure import measured
 from hango.inspector.snapshot import build_snapshot
 from hango.inspector.suggestions import KINDS, Thresholds, compaction_preview, suggest
+from hango.providers.prices import Rates, prices_of
 from hango.telemetry import names
 
 
@@ -36,6 +37,14 @@ class SuggestionSchema(Schema):
             "description": "tokens the next call no longer reads cached, in the unit of inspect's "
             "`cache.expected_read_tokens` (`cache.unit`); 0 once the cache expired (`cache.outlook`)"
         }
+    )
+    usd_saved_per_call = fields.Float(
+        allow_none=True,
+        metadata={"description": "tokens_saved at the model's input price; null when its price is unknown"},
+    )
+    usd_cache_loss = fields.Float(
+        allow_none=True,
+        metadata={"description": "once, on the next call: cache_loss_tokens written again instead of read"},
     )
     target = fields.String(metadata={"enum": ["agent", "session"]})
     reason = fields.String()
@@ -54,6 +63,15 @@ class SuggestionsSchema(Schema):
     compaction = fields.Dict(
         allow_none=True, metadata={"description": "what compact-now (or the next call's compaction) would do"}
     )
+
+
+def priced(suggestion: dict[str, Any], rates: Rates) -> dict[str, Any]:
+    """A suggestion with the money its tokens stand for, next to them."""
+    return {
+        **suggestion,
+        "usd_saved_per_call": rates.usd(suggestion["tokens_saved"], "input_mtok"),
+        "usd_cache_loss": rates.usd(suggestion["cache_loss_tokens"], "cache_write_mtok", "cache_read_mtok"),
+    }
 
 
 @blp.route("/suggestions")
@@ -82,11 +100,12 @@ class Suggestions(MethodView):
                     names.CONTEXT_SUGGESTED_TOKENS: sum(s.tokens_saved for s in found),
                 }
             )
+        rates = prices_of(deps.config.prices).rates(assembly.state.agent.model)
         return {
             "session_id": str(session_id),
             "agent_id": str(assembly.state.agent.id),
             "total_after": snapshot.total_after,
             "count": len(found),
-            "suggestions": [s.as_dict() for s in found[: args["limit"]]],
+            "suggestions": [priced(s.as_dict(), rates) for s in found[: args["limit"]]],
             "compaction": preview,
         }

@@ -42,6 +42,7 @@ class Config:
     trace_project: str = "hango"
     call_ledger: bool = True
     cache_rules: str | None = None  # JSON by provider: {"anthropic": {"ttl_seconds": 300, ...}}
+    prices: str | None = None  # JSON by model: {"anthropic/claude-x": {"input_mtok": 3, ...}}
     check_schema: bool = True
     worker_concurrency: int = 4  # runs one worker process works on at once
     job_queue: str = "runs"  # the procrastinate queue the web defers to and the workers take from
@@ -102,6 +103,7 @@ _ENV = {
     "max_runs_per_tenant": "HANGO_MAX_RUNS_PER_TENANT",
     "reaper_interval": "HANGO_REAPER_INTERVAL",
     "worker_heartbeat": "HANGO_WORKER_HEARTBEAT",
+    "prices": "HANGO_PRICES",
 }
 
 
@@ -135,7 +137,44 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, An
             values[name] = _parse(name, kind, env[var])
     config = replace(replace(Config(), **values), **dict(overrides or {}))
     _check_cache_rules(config.cache_rules)
+    _check_prices(config.prices)
     return config
+
+
+def _check_prices(raw: str | None) -> None:
+    """Refuse ``HANGO_PRICES`` unless it maps models to known price keys (at start, not on a request)."""
+    try:
+        parse_prices(raw)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+PRICE_KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
+
+
+def parse_prices(raw: str | None) -> dict[str, dict[str, float]]:
+    """``HANGO_PRICES`` as a mapping of models to price keys; raises ValueError when malformed."""
+    if raw is None:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or not all(_valid_rates(rates) for rates in parsed.values()):
+        keys = ", ".join(PRICE_KEYS)
+        raise ValueError(
+            "HANGO_PRICES must be a JSON object of <provider>/<model> to objects of "
+            f"{keys} (USD per million tokens, non-negative numbers)"
+        )
+    return parsed
+
+
+def _valid_rates(rates: Any) -> bool:
+    return (
+        isinstance(rates, dict)
+        and set(rates) <= set(PRICE_KEYS)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in rates.values())
+    )
 
 
 CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})

@@ -18,10 +18,12 @@ from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
 from hango.providers import split_model
+from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+TOKEN_ORDER = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")  # as ``Tokens``
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ class Gateway:
             "model": sent.model,
             "started_at": sent.started_at,
             "duration_ms": sent.duration_ms,
-            "base_id": self.lineage.base_id if stored.prefix_parts else None,
+            "base_id": self.lineage.base_id,
             "prefix_parts": stored.prefix_parts,
             "tail": stored.tail,
             "breakpoints": list(sent.call.breakpoints),
@@ -186,10 +188,17 @@ class Gateway:
             "miss_part": sent.verdict.miss_part,
             "miss_cause": sent.verdict.miss_cause,
         }
-        call_id = self._store(lambda store: store.model_calls.record(usage, call))
+        costs = self._part_costs(usage, sent)
+        call_id = self._store(lambda store: store.model_calls.record(usage, call, costs))
         reported = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
-        self.lineage.advance(call_id, sent.call, sent.ended_at, reported)
+        self.lineage.advance(call_id, sent.call, sent.ended_at, self.lineage.depth_after(stored), reported)
         return call_id
+
+    def _part_costs(self, usage: dict[str, Any], sent: Sent) -> list[tuple[str, Any]]:
+        """What each part cost on this call, at the prices in force when it started (None: no price)."""
+        tokens = Tokens(*(usage[name] for name in TOKEN_ORDER))
+        rates = prices_of(self.deps.config.prices).rates(sent.model, sent.started_at)
+        return costs_by_part(rates, sent.call.parts, tokens)
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn)."""

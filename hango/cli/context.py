@@ -1,4 +1,6 @@
-"""``hango context show|exclude|include|replace|try``: the context inspector through the public API.
+"""``hango context show|exclude|include|replace|try|…``: the context inspector through the public API.
+
+``calls``, ``call`` and ``diff`` (past calls) are printed by ``hango/cli/context_calls.py``.
 
 ``show`` prints the inspect response as a table (``--request``: the exact body
 the agent's provider is sent). The change commands read the session's parts
@@ -25,6 +27,7 @@ from typing import Any
 
 from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
+from hango.cli.context_calls import diff_calls, list_calls, render_call, render_calls, render_diff, show_call
 from hango.cli.context_parts import StoredSet, by_route, expand, known_parts, unknown_parts, with_pairs
 from hango.cli.context_suggest import render_compaction, render_suggestions
 from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
@@ -83,6 +86,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     suggest.add_argument("--apply", type=int, metavar="N", help="apply suggestion N of the list")
     compact = _command(actions, "compact", "summarize the session's older messages now", compact_now)
     compact.add_argument("--instructions", metavar="TEXT", help="what the summary should keep or drop")
+    calls = _command(
+        actions, "calls", "list the session's model calls: tokens, cost, cache verdict", list_calls
+    )
+    calls.add_argument("--limit", type=positive, default=100, help="the newest N calls (default 100)")
+    call = _command(actions, "call", "print the parts one past call sent, and what changed since", show_call)
+    call.add_argument("call", metavar="ID", help="a call id, or the start of one as `calls` prints it")
+    compare = _command(
+        actions, "diff", "what changed between two calls, and why the first change", diff_calls
+    )
+    compare.add_argument("a", metavar="A", help="a call id (or its start), or `last`: the latest run or try")
+    compare.add_argument(
+        "b", metavar="B", help="a call id (or its start), or `next`: the next call as inspect sees it"
+    )
 
 
 def positive(text: str) -> int:
@@ -392,4 +408,7 @@ PRINTERS = {
     try_call: lambda result, _args: render_try(result, terminal_width()),
     suggest_parts: lambda result, _args: render_suggestions(result, terminal_width()),
     compact_now: lambda result, _args: render_compaction(result, terminal_width()),
+    list_calls: lambda result, _args: render_calls(result, terminal_width()),
+    show_call: lambda result, _args: render_call(result, terminal_width()),
+    diff_calls: lambda result, _args: render_diff(result, terminal_width()),
 }

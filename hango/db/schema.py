@@ -229,6 +229,18 @@ model_calls = sa.Table(
     sa.Column("miss_cause", sa.Text),
 )
 
+# A part's cost summed over every call of its session it rode in, added as each call is recorded.
+part_costs = sa.Table(
+    "part_costs",
+    metadata,
+    sa.Column("tenant_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("session_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("part", sa.Text, primary_key=True),
+    sa.Column("calls", sa.Integer, nullable=False),
+    sa.Column("priced_calls", sa.Integer, nullable=False),
+    sa.Column("usd", sa.Numeric, nullable=False),
+)
+
 audit_log = sa.Table(
     "audit_log",
     metadata,

@@ -7,6 +7,7 @@ from typing import Any
 from hango.agent.ledger.causes import first_difference
 from hango.agent.ledger.record import SentCall
 from hango.agent.overrides import Overrides
+from hango.inspector.call_words import cause_words
 
 
 def diff(earlier: SentCall, later: SentCall, overrides: Overrides) -> dict[str, Any]:
@@ -20,5 +21,7 @@ def diff(earlier: SentCall, later: SentCall, overrides: Overrides) -> dict[str, 
         "removed": [p for p in old if p not in new],
         "changed": [p for p, sent in new.items() if p in old and old[p].hash != sent.hash],
         "common_prefix": {"parts": shared, "tokens": later.tokens_through(shared - 1)},
-        "first_difference": None if first is None else {"part": first.part, "cause": first.cause},
+        "first_difference": None
+        if first is None
+        else {"part": first.part, "cause": first.cause, "words": cause_words(first.part, first.cause)},
     }

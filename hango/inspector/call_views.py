@@ -11,14 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from hango.agent.compaction import SUMMARIZER, SUMMARIZER_PROMPT
+from hango.agent.deps import Deps
 from hango.agent.ledger.record import (
     LINEAGES,
     SentCall,
+    SentPart,
     block_hash,
     message_hash,
     rebuild,
+    sent_call,
     tool_hash,
 )
+from hango.agent.ledger.verdict import rules_for
 from hango.agent.parts import (
     TRANSCRIPT,
     SourcedBlock,
@@ -31,6 +35,8 @@ from hango.agent.parts import (
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
 from hango.messages import Block, ToolUseBlock
+from hango.providers import split_model
+from hango.providers.prices import Tokens, prices_of
 from hango.store import TenantStore
 
 Shown = tuple[str, str]  # (label, preview)
@@ -72,10 +78,23 @@ def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
     return shown
 
 
-def call_parts(call: SentCall, assembly: Assembly) -> list[dict[str, Any]]:
-    """A past call's parts in the inspect part shape, rebuilt from current sources where they still match."""
+def since_previous(sent: SentPart, previous: dict[str, str] | None) -> str | None:
+    """``same``, ``changed`` or ``added`` against the previous call's parts (None without one)."""
+    if previous is None:
+        return None
+    if sent.part not in previous:
+        return "added"
+    return "same" if previous[sent.part] == sent.hash else "changed"
+
+
+def call_parts(call: SentCall, assembly: Assembly, previous: SentCall | None = None) -> list[dict[str, Any]]:
+    """A past call's parts in the inspect part shape, rebuilt from current sources where they still match.
+
+    Each part says how it stands against ``previous`` (the previous call of its lineage).
+    """
     shown = current_sources(assembly)
     marks = set(call.breakpoints)
+    before = None if previous is None else {p.part: p.hash for p in previous.parts}
     views = []
     for index, sent in enumerate(call.parts):
         found = shown.get((sent.part, sent.hash))
@@ -90,18 +109,42 @@ def call_parts(call: SentCall, assembly: Assembly) -> list[dict[str, Any]]:
                 "hash": sent.hash,
                 "cache_breakpoint": index in marks,
                 "changed_since_call": found is None,
+                "since_previous": since_previous(sent, before),
             }
         )
     return views
 
 
-def session_calls(store: TenantStore, session_id: Any) -> tuple[list[Any], dict[Any, SentCall]]:
-    """The session's ledger rows, oldest first, and every call's parts rebuilt (one query)."""
-    rows = store.model_calls.lineage(session_id)
-    return rows, rebuild(rows)
+def ledger_call(store: TenantStore, session_id: Any, call_id: Any) -> SentCall | None:
+    """One call's parts rebuilt from its chain of ledger rows (one query, bounded), or None."""
+    return rebuild(store.model_calls.chain(session_id, call_id)).get(call_id)
 
 
-def last_of_conversation(rows: list[Any]) -> Any | None:
+def call_and_previous(store: TenantStore, session_id: Any, call_id: Any) -> tuple[SentCall, SentCall | None]:
+    """A call and the previous call of its lineage (None for a lineage's first), from one bounded query."""
+    rows = store.model_calls.chain(session_id, call_id, with_base=True)
+    calls = rebuild(rows)
+    base_id = rows[-1].base_id
+    return calls[call_id], calls.get(base_id) if base_id is not None else None
+
+
+def last_of_conversation(store: TenantStore, session_id: Any) -> Any | None:
     """The id of the latest run or try call: what the session's next call continues from."""
-    ids = [row.id for row in rows if row.purpose in CONVERSATION]
-    return ids[-1] if ids else None
+    return store.model_calls.latest_id(session_id, CONVERSATION)
+
+
+def next_call_cost(assembly: Assembly, cache: dict[str, Any], deps: Deps, total: int) -> dict[str, Any]:
+    """What the next call's input (``total`` tokens, as inspect counts them) is expected to cost.
+
+    It reads the cached prefix, writes the rest up to its last breakpoint and sends the
+    remainder uncached; output is not known before the call, so it is not priced.
+    """
+    call = sent_call(assembly.captured)
+    read = min(cache["expected_read_tokens"], total)
+    model = assembly.state.agent.model
+    caching = rules_for(split_model(model)[0], deps.config.cache_rules).enabled
+    marked = call.tokens_through(max(call.breakpoints)) if call.breakpoints and caching else 0
+    write = max(0, min(marked, total) - read)
+    tokens = Tokens(total - read - write, read, write, 0)
+    cost = prices_of(deps.config.prices).cost(model, tokens)
+    return {"tokens": tokens._asdict(), **cost.as_dict()}

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hango.providers.base import (
+    FREE,
     CacheRules,
     Provider,
     ProviderSettings,
@@ -54,6 +55,7 @@ SPECS: dict[str, ProviderSpec] = {
             settings=("anthropic_base_url", "anthropic_api_key"),
             sdk="anthropic",
             wire_format=True,
+            prices="anthropic",
             # Anthropic's documented values: 5 minutes, 1,024 tokens for most models.
             cache=CacheRules(
                 minimums=(
@@ -69,10 +71,11 @@ SPECS: dict[str, ProviderSpec] = {
             settings=("openai_base_url", "openai_api_key"),
             sdk="openai",
             wire_format=True,
+            prices="openai",
             # OpenAI caches prefixes of 1,024 tokens and more on its own, for minutes of inactivity.
             cache=CacheRules(),
         ),
-        ProviderSpec("offline", "hango.providers.offline:OfflineProvider"),
+        ProviderSpec("offline", "hango.providers.offline:OfflineProvider", prices=FREE),
     )
 }
 

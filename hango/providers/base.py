@@ -35,6 +35,9 @@ class CacheRules:
         return self.minimum_tokens
 
 
+FREE = "free"  # ``ProviderSpec.prices`` of a provider whose calls cost nothing
+
+
 @dataclass(frozen=True)
 class ProviderSpec:
     """Everything hango knows about one provider, in one row of the registry (``hango/providers/__init__.py``).
@@ -44,7 +47,9 @@ class ProviderSpec:
     any is set, a server loads its SDK per worker before serving. ``wire_format``
     says the adapter module has a ``wire_body`` (inspect's ``format=<name>``).
     ``sdk`` is the official SDK package it talks through (its debug logs quote
-    content and are dropped).
+    content and are dropped). ``prices`` is its provider id in genai-prices' table
+    (``hango/providers/prices.py``): ``FREE`` for one that costs nothing, None for
+    one the table does not know (its calls' cost is null, with that reason).
     """
 
     name: str
@@ -53,6 +58,7 @@ class ProviderSpec:
     sdk: str | None = None
     wire_format: bool = False
     cache: CacheRules = CacheRules(enabled=False)
+    prices: str | None = None
 
 
 class UnknownProvider(ValueError):

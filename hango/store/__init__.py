@@ -17,6 +17,7 @@ from hango.store.members import Members
 from hango.store.memory_files import MemoryFiles
 from hango.store.messages import Messages
 from hango.store.model_calls import ModelCalls
+from hango.store.part_costs import PartCosts
 from hango.store.run_events import RunEvents
 from hango.store.runs import Runs
 from hango.store.session_files import SessionFiles
@@ -41,6 +42,7 @@ class TenantStore:
         self.memory_files = MemoryFiles(conn, tenant_id)
         self.messages = Messages(conn, tenant_id)
         self.model_calls = ModelCalls(conn, tenant_id)
+        self.part_costs = PartCosts(conn, tenant_id)
         self.runs = Runs(conn, tenant_id)
         self.run_events = RunEvents(conn, tenant_id)
         self.session_files = SessionFiles(conn, tenant_id)

@@ -41,6 +41,26 @@ class Usage(Scoped):
         )
         return list(self.conn.execute(query).all())
 
+    def of_session(self, session_id: Any) -> list[sa.Row]:
+        """Every call of the session: provider, model, time and tokens, grouped where they are equal.
+
+        Calls of one model with the same tokens in the same minute are one row with ``calls``:
+        a price is in force from a date on, so the minute never splits a price.
+        """
+        minute = sa.func.date_trunc("minute", usage_records.c.created_at).label("at")
+        groups = (
+            usage_records.c.provider,
+            usage_records.c.model,
+            minute,
+            *(usage_records.c[n] for n in TOKEN_COLUMNS),
+        )
+        query = (
+            sa.select(*groups, sa.func.count().label("calls"))
+            .where(self.where(usage_records.c.session_id == session_id))
+            .group_by(*groups)
+        )
+        return list(self.conn.execute(query).all())
+
     def record(self, **values: Any) -> None:
         """Write one usage row (one model call)."""
         self.insert_row(id=new_id(), **values)

@@ -12,6 +12,7 @@ it is written with one bulk insert.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import random
@@ -25,9 +26,10 @@ import sqlalchemy as sa
 
 from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
-from hango.agent.ledger.record import stored_hash
+from hango.agent.ledger.record import Lineage, SentCall, SentPart, fields_hash, stored_hash
 from hango.agent.validate import validate_history
 from hango.messages import message_from_dict
+from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from scripts.bench.estimator import (
     ENGLISH,
@@ -257,3 +259,43 @@ def tool_share(items: Sequence[dict[str, Any]]) -> float:
     """The share of messages that hold a tool_use or tool_result block."""
     tools = sum(any(b["type"] != "text" for b in m["content"]) for m in items)
     return tools / len(items)
+
+
+def record_calls(
+    store: TenantStore,
+    session_id: uuid.UUID,
+    count: int,
+    model: str = "offline/echo",
+    tokens: Callable[[int], Tokens] = lambda index: Tokens(100, 0, 0, 5),
+) -> list[uuid.UUID]:
+    """``count`` more ledger entries after the session's latest run call, written as the gateway writes them.
+
+    Each sends the latest call's parts with its last part changed (a call of the same
+    size every time, so only the ledger's length grows), a second after the one before;
+    call ``index`` reports ``tokens(index)`` of ``model`` and adds its parts' costs to their totals.
+    """
+    lineage = Lineage()
+    lineage.load(store.model_calls, session_id, "run")
+    assert lineage.previous is not None, "the session needs a run call to copy"
+    first, started = lineage.previous.call, lineage.previous.ended_at
+    *kept, last = first.parts
+    provider, bare = model.split("/", 1)
+    prices = prices_of(None)
+    made = []
+    for index in range(count):
+        changed = SentPart(last.part, fields_hash(("bench", str(index))), last.tokens)
+        call = SentCall((*kept, changed), first.breakpoints)
+        started += dt.timedelta(seconds=1)
+        stored = lineage.delta(call)
+        reported = tokens(index)
+        usage = {"session_id": session_id, "purpose": "run", "provider": provider, "model": bare}
+        usage |= {"input_tokens": reported.input, "output_tokens": reported.output}
+        usage |= {"cache_read_tokens": reported.cache_read, "cache_write_tokens": reported.cache_write}
+        row = {"session_id": session_id, "purpose": "run", "model": model, "started_at": started}
+        row |= {"duration_ms": 1, "base_id": lineage.base_id, "prefix_parts": stored.prefix_parts}
+        row |= {"tail": stored.tail, "breakpoints": list(call.breakpoints), "parts_count": len(call.parts)}
+        row |= {"expected_cache_read": 0}
+        costs = costs_by_part(prices.rates(model, started), call.parts, reported)
+        made.append(store.model_calls.record(usage, row, costs))
+        lineage.advance(made[-1], call, started, lineage.depth_after(stored))
+    return made

@@ -114,6 +114,17 @@
     setKey: (key) => sessionStorage.setItem(KEY, key),
     forgetKey: () => sessionStorage.removeItem(KEY),
     get: async (path, params = {}) => (await request("GET", path + query(params))).data,
+    // Load the object a page is about into page[name]; on failure say why (missing: a 404). True when loaded.
+    loadInto: async (page, name, path) => {
+      try {
+        page[name] = (await request("GET", path)).data;
+        return true;
+      } catch (error) {
+        page.missing = error.status === 404;
+        page.error = describe(error);
+        return false;
+      }
+    },
     send: request,
     // GET /v1/me once per page load: who is signed in, in which tenant, with which role.
     me: () => (me = me || request("GET", "/v1/me").then((r) => r.data, (error) => {

@@ -60,13 +60,7 @@ document.addEventListener("alpine:init", () => {
     cancelling: false,
 
     async init() {
-      try {
-        this.session = await hango.get(`/v1/sessions/${this.id}`);
-      } catch (error) {
-        this.missing = error.status === 404;
-        this.error = hango.describe(error);
-        return;
-      }
+      if (!(await hango.loadInto(this, "session", `/v1/sessions/${this.id}`))) return;
       this.history = hango.list(`/v1/sessions/${this.id}/messages`, { limit: 200 }, "after_seq");
       this.runs = hango.list(`/v1/sessions/${this.id}/runs`, { limit: 100 });
       await Promise.all([this.history.more(), this.runs.more(), this.loadAgent(), this.loadMarks()]);

@@ -225,6 +225,7 @@ EXAMPLES = [
         "GET", f"{SESSION}/calls/<uuid:call_id>", "/v1/sessions/{session}/calls/{call}", 200, shows="{call}"
     ),
     Example("GET", f"{SESSION}/context/diff", "/v1/sessions/{session}/context/diff", 200, shows="{call}"),
+    Example("GET", f"{SESSION}/cost", "/v1/sessions/{session}/cost", 200, shows="offline/echo"),
     Example(
         "POST",
         f"{SESSION}/context/try",

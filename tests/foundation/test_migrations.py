@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
+from hango.agent.ledger.record import SNAPSHOT_EVERY, rebuild
 from hango.db import make_engine, migrate
 from hango.db.schema import metadata
 
@@ -41,19 +45,28 @@ def test_upgrade_downgrade_to_base_and_upgrade_again(fresh_url):
         engine.dispose()
 
 
-def test_the_message_estimates_migration_leaves_stored_messages_unestimated_without_a_backfill(fresh_url):
+@contextlib.contextmanager
+def base_rows_at(fresh_url: str, revision: str) -> Iterator[tuple[sa.Engine, sa.Connection]]:
+    """A fresh database migrated to ``revision`` with the base rows, and a transaction to add more in.
+
+    The engine stays usable (to upgrade further) until the test ends.
+    """
     engine = make_engine(fresh_url)
-    try:
-        migrate.upgrade(engine, "0002")
-        with engine.begin() as conn:
-            for statement in BASE_ROWS:
-                conn.execute(sa.text(statement))
-        migrate.upgrade(engine)
-        with engine.connect() as conn:
-            row = conn.execute(sa.text("select tokens, estimator_version from messages")).one()
-        assert tuple(row) == (None, None)  # NULL: not estimated yet, estimated when read
-    finally:
-        engine.dispose()
+    migrate.upgrade(engine, revision)
+    with engine.begin() as conn:
+        for statement in BASE_ROWS:
+            conn.execute(sa.text(statement))
+        yield engine, conn
+
+
+def test_the_message_estimates_migration_leaves_stored_messages_unestimated_without_a_backfill(fresh_url):
+    with base_rows_at(fresh_url, "0002") as (engine, _):
+        pass
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        row = conn.execute(sa.text("select tokens, estimator_version from messages")).one()
+    engine.dispose()
+    assert tuple(row) == (None, None)  # NULL: not estimated yet, estimated when read
 
 
 def test_schema_definitions_match_the_migrated_columns(engine):
@@ -189,3 +202,72 @@ def test_the_upgrade_to_0004_stores_paths_in_nfc_and_keeps_files_that_collide(fr
         assert renamed == {"/memories/\u00c5.md"} and len({stored["first"], stored["second"]}) == 2
     finally:
         engine.dispose()
+
+
+def test_the_snapshot_migration_stores_every_32nd_row_of_a_long_chain_whole_and_rebuilds_the_same(fresh_url):
+    with base_rows_at(fresh_url, "0007") as (engine, conn):
+        _insert_delta_chain(conn, 70)
+    with engine.connect() as conn:
+        before = rebuild(conn.execute(LEDGER_ROWS).all())
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        after = conn.execute(LEDGER_ROWS).all()
+    engine.dispose()
+    whole = [index for index, row in enumerate(after) if row.prefix_parts == 0]
+    assert whole == [0, SNAPSHOT_EVERY, 2 * SNAPSHOT_EVERY]
+    assert rebuild(after) == before
+
+
+def test_the_part_costs_migration_sums_each_parts_cost_over_the_calls_recorded_before_it(
+    fresh_url, monkeypatch
+):
+    negotiated = {"input_mtok": 2, "cache_read_mtok": 0.2, "cache_write_mtok": 2.5, "output_mtok": 8}
+    monkeypatch.setenv("HANGO_PRICES", json.dumps({SONNET: negotiated}))  # the server's prices, as it runs
+    with base_rows_at(fresh_url, "0009") as (engine, conn):
+        _insert_delta_chain(conn, 40, model=SONNET)
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        totals = {row.part: row for row in conn.execute(sa.text("select * from part_costs"))}
+    engine.dispose()
+    input_rate = Decimal(2) / 1_000_000
+    assert set(totals) == {f"message:{k}" for k in range(1, 41)}
+    for k in (1, 7, 40):
+        rode = 41 - k  # calls k to 40
+        assert (totals[f"message:{k}"].calls, totals[f"message:{k}"].priced_calls) == (rode, rode)
+        assert totals[f"message:{k}"].usd == rode * 3 * input_rate  # uncached: nothing was read or written
+
+
+SONNET = "anthropic/claude-sonnet-4-6"
+LEDGER_ROWS = sa.text(
+    "select id, base_id, prefix_parts, tail, breakpoints from model_calls order by started_at, id"
+)
+
+
+def _insert_delta_chain(conn: sa.Connection, length: int, model: str = "offline/echo") -> None:
+    """``length`` ledger rows of session S, each a delta of the one before adding one part (as before 0009).
+
+    Part ``message:k`` (3 tokens) rides in calls k to ``length``; each call reports 1 token in and out.
+    """
+    provider, bare = model.split("/")
+    previous = None
+    for index in range(length):
+        call, usage = uuid.UUID(int=1000 + index), uuid.UUID(int=5000 + index)
+        conn.execute(
+            sa.text(
+                "insert into usage_records (id, tenant_id, purpose, provider, model, input_tokens, "
+                "output_tokens, cache_read_tokens, cache_write_tokens) "
+                f"values ('{usage}', '{T}', 'run', '{provider}', '{bare}', 1, 1, 0, 0)"
+            )
+        )
+        tail = f'[["message:{index + 1}", "{index:032d}", 3]]'
+        conn.execute(
+            sa.text(
+                "insert into model_calls (id, tenant_id, session_id, usage_id, purpose, model, started_at, "
+                "duration_ms, base_id, prefix_parts, tail, breakpoints, parts_count, expected_cache_read) "
+                f"values ('{call}', '{T}', '{S}', '{usage}', 'run', '{model}', "
+                f"timestamptz '2026-01-01' + interval '{index} seconds', 1, :base, {index}, "
+                f"cast(:tail as jsonb), '{{}}', {index + 1}, 0)"
+            ),
+            {"base": previous, "tail": tail},
+        )
+        previous = call

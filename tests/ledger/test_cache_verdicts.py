@@ -22,7 +22,11 @@ def calling(cache_read: int) -> Response:
 
 
 def verdicts(lab, session: str) -> list[dict]:
-    return [c["cache"] for c in oldest_first(lab, session)]
+    """Each call's verdict figures, oldest first (without the words, pinned in ``test_call_words``)."""
+    return [
+        {k: v for k, v in c["cache"].items() if k not in ("badge", "words")}
+        for c in oldest_first(lab, session)
+    ]
 
 
 def long_session(lab, **agent_fields) -> tuple[str, str]:

@@ -45,6 +45,8 @@ def test_calls_are_listed_newest_first_with_usage_estimate_parts_and_verdict(lab
         "miss_reason",
         "miss_part",
         "miss_cause",
+        "badge",
+        "words",
     }
 
 

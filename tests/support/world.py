@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal
 
 import sqlalchemy as sa
 
@@ -130,7 +131,8 @@ def _record_calls(
         call |= {"started_at": now - dt.timedelta(minutes=3 - seq), "duration_ms": 10}
         call |= {"base_id": made[-1] if made else None, "prefix_parts": seq - 1, "breakpoints": [seq - 1]}
         call |= {"tail": [[f"message:{seq}", f"{seq}" * 32, 5]], "parts_count": seq, "expected_cache_read": 0}
-        made.append(store.model_calls.record(usage, call))
+        free = [(f"message:{sent}", Decimal(0)) for sent in range(1, seq + 1)]  # offline: each part costs 0
+        made.append(store.model_calls.record(usage, call, free))
     return str(made[0]), str(made[1])
 
 

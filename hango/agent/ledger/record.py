@@ -16,7 +16,11 @@ remembered with the loaded message); older rows are hashed when sent.
 
 Successive calls of a session share long prefixes, so a call is stored as a
 delta against its **base** (the previous call of its lineage): how many leading
-parts it shares with the base, and the parts after them.
+parts it shares with the base, and the parts after them. So that rebuilding one
+call never reads the whole session, a call is stored whole (``prefix_parts = 0``,
+every part in its tail) when its base lies ``SNAPSHOT_EVERY - 1`` deltas from a
+whole row: rebuilding any call reads at most ``SNAPSHOT_EVERY`` rows, back along
+``base_id`` to the nearest whole one (``ModelCalls.chain``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
     from hango.store.model_calls import ModelCalls
 
 HASH_CHARS = 32
+# At most this many rows rebuild one call: a whole row and the deltas after it.
+SNAPSHOT_EVERY = 32
 # The calls whose prefix a call of each purpose may share, and so is stored against.
 LINEAGES: dict[str, tuple[str, ...]] = {
     "run": ("run",),
@@ -171,7 +177,7 @@ class Delta:
 
 
 def delta(base: SentCall | None, call: SentCall) -> Delta:
-    """``call`` as a delta against ``base`` (the whole call when there is no base)."""
+    """``call`` as a delta against ``base`` (the whole call when there is no base, a snapshot)."""
     shared = common_prefix(base.parts, call.parts) if base is not None else 0
     return Delta(shared, [[p.part, p.hash, p.tokens] for p in call.parts[shared:]])
 
@@ -179,12 +185,13 @@ def delta(base: SentCall | None, call: SentCall) -> Delta:
 def rebuild(rows: Iterable[Any]) -> dict[uuid.UUID, SentCall]:
     """Every row's whole call, from rows with ``id``, ``base_id``, ``prefix_parts``, ``tail``, ``breakpoints``.
 
-    A row's base is another row of ``rows`` (its lineage); rows come oldest first, so a
-    base is always rebuilt before the rows built on it.
+    A delta row's base is another row of ``rows``; rows come oldest first, so a base is
+    always rebuilt before the rows built on it. A whole row (``prefix_parts = 0``) needs
+    no base, even when ``base_id`` names the lineage's previous call.
     """
     calls: dict[uuid.UUID, SentCall] = {}
     for row in rows:
-        base = calls[row.base_id].parts[: row.prefix_parts] if row.base_id is not None else ()
+        base = calls[row.base_id].parts[: row.prefix_parts] if row.prefix_parts else ()
         tail = tuple(map(SentPart._make, row.tail))
         calls[row.id] = SentCall(base + tail, tuple(row.breakpoints))
     return calls
@@ -192,7 +199,11 @@ def rebuild(rows: Iterable[Any]) -> dict[uuid.UUID, SentCall]:
 
 @dataclass
 class Lineage:
-    """The previous call of one gateway's lineage: read from the ledger once, then followed in memory."""
+    """The previous call of one gateway's lineage: read from the ledger once, then followed in memory.
+
+    ``depth`` is how many deltas the previous call lies from a whole row: the next call
+    is stored whole when it would lie ``SNAPSHOT_EVERY`` rows from one.
+    """
 
     loaded: bool = False
     base_id: uuid.UUID | None = None
@@ -200,25 +211,38 @@ class Lineage:
     # the agent's calibration ratio for the model: the expected read's unit without a plausible report
     calibrated: float | None = None
     calibration_read: bool = False
+    depth: int = 0
 
     def load(self, calls: ModelCalls, session_id: uuid.UUID, purpose: str) -> None:
-        """Rebuild the lineage's latest call from the session's ledger rows (one query)."""
-        rows = calls.lineage(session_id, LINEAGES[purpose])
+        """Rebuild the lineage's latest call from its chain of ledger rows (one query, at most ``SNAPSHOT_EVERY`` rows)."""
+        rows = calls.latest_chain(session_id, LINEAGES[purpose])
         self.loaded = True
         if rows:
             last = rows[-1]
             ended = last.started_at + dt.timedelta(milliseconds=last.duration_ms)
-            self.advance(last.id, rebuild(rows)[last.id], ended, last.reported_prompt)
+            self.advance(last.id, rebuild(rows)[last.id], ended, len(rows) - 1, last.reported_prompt)
 
     def advance(
-        self, call_id: uuid.UUID, call: SentCall, ended_at: dt.datetime, reported_prompt: int | None = None
+        self,
+        call_id: uuid.UUID,
+        call: SentCall,
+        ended_at: dt.datetime,
+        depth: int,
+        reported_prompt: int | None = None,
     ) -> None:
-        """``call`` is the lineage's newest now: the base of the next one."""
+        """``call`` (stored ``depth`` deltas from a whole row) is the lineage's newest now: the base of the next one."""
         self.base_id = call_id
         self.previous = Previous(call, ended_at, reported_prompt)
+        self.depth = depth
 
     def delta(self, call: SentCall) -> Delta:
-        return delta(self.previous.call if self.previous else None, call)
+        """``call`` as its ledger row stores it: a delta against the previous call, or whole every ``SNAPSHOT_EVERY``."""
+        whole = self.previous is None or self.depth + 1 >= SNAPSHOT_EVERY
+        return delta(None if whole else self.previous.call, call)
+
+    def depth_after(self, stored: Delta) -> int:
+        """How many deltas a call stored as ``stored`` lies from a whole row."""
+        return self.depth + 1 if stored.prefix_parts else 0
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """A cache verdict may be ``beyond_lookback``: the previous call's cached prefix is out of every breakpoint's reach.
 
-Revision ID: 0010
-Revises: 0008
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-12-01
 
 Anthropic looks for a cached prefix at most 20 blocks before each breakpoint
@@ -15,8 +15,8 @@ this revision revises 0009.)
 
 from alembic import op
 
-revision = "0010"
-down_revision = "0008"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,46 @@
+"""Cache verdicts and first differences in plain words, as the panel's badges and the CLI show them.
+
+The server says it once here, so the panel and ``hango context calls`` print the
+same sentence: ``missed: a memory file was edited at system:memory:/memories/AGENTS.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CAUSE_WORDS = {
+    "override_saved": "an override was saved",
+    "replaced_part": "a part's text was replaced",
+    "memory_file_edited": "a memory file was edited",
+    "tool_list_changed": "the tool list changed",
+    "new_summary": "compaction wrote a new summary",
+    "new_messages": "new messages were added",
+    "source_changed": "its source changed",
+}
+REASON_WORDS = {
+    "first_call": "nothing was cached yet: the first call of its lineage",
+    "expired": "the cache had expired since the previous call",
+    "below_minimum": "the shared prefix is shorter than the provider caches",
+    "unexplained": "the provider read less from the cache than the prefix allowed",
+}
+# The badge: hit (read what it should), miss, first (nothing to read yet), none (no cache expected).
+BADGES = {"first_call": "first", None: "hit"}
+
+
+def cause_words(part: str, cause: str) -> str:
+    """``the tool list changed at tool:grep``."""
+    return f"{CAUSE_WORDS.get(cause, cause)} at {part}"
+
+
+def verdict_words(cache: dict[str, Any]) -> dict[str, str]:
+    """A call's cache verdict (the calls API's ``cache`` figures) as a badge and a sentence."""
+    reason = cache["miss_reason"]
+    if reason is None and not cache["expected_read_tokens"]:
+        return {"badge": "none", "words": "no cache read expected"}
+    badge = BADGES.get(reason, "miss")
+    if reason is None:
+        return {"badge": badge, "words": f"read {cache['reported_read_tokens']:,} cached tokens as expected"}
+    if reason == "prefix_changed":
+        return {"badge": badge, "words": f"missed: {cause_words(cache['miss_part'], cache['miss_cause'])}"}
+    words = REASON_WORDS.get(reason, reason)
+    return {"badge": badge, "words": words if badge == "first" else f"missed: {words}"}

@@ -1,0 +1,139 @@
+// A session's past model calls: each with its tokens, cost and cache verdict, a stacked
+// chart of tokens per call, one call's parts as sent, and two calls side by side. Every
+// figure and word is the server's; content is rendered as text only.
+document.addEventListener("alpine:init", () => {
+  "use strict";
+
+  const SVG = "http://www.w3.org/2000/svg";
+  // Bottom to top: what the provider read from the cache, wrote to it, read uncached, and answered.
+  const SEGMENTS = [
+    ["cache_read", "cache_read_tokens"],
+    ["cache_write", "cache_write_tokens"],
+    ["uncached", "input_tokens"],
+    ["output", "output_tokens"],
+  ];
+  const HEIGHT = 180;
+  const MARK = 10; // room above the bars for a miss's marker
+
+  function element(name, attributes) {
+    const node = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+    return node;
+  }
+
+  // One <g> per call (oldest on the left), one <rect> per non-empty segment, heights to scale.
+  function drawChart(svg, calls, onPick) {
+    svg.replaceChildren();
+    const width = Math.max(320, Math.min(960, calls.length * 28));
+    const slot = width / Math.max(calls.length, 1);
+    const tallest = Math.max(1, ...calls.map((c) => SEGMENTS.reduce((sum, [, key]) => sum + c.usage[key], 0)));
+    const scale = (HEIGHT - MARK) / tallest;
+    svg.setAttribute("viewBox", `0 0 ${width} ${HEIGHT}`);
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", HEIGHT);
+    calls.forEach((call, index) => {
+      const bar = element("g", { "data-testid": "bar", "data-call-id": call.id, class: `call-bar verdict-${call.cache.badge}` });
+      const title = element("title", {});
+      title.textContent = `${hango.when(call.started_at)} · ${call.cache.words}`;
+      bar.append(title);
+      let top = HEIGHT;
+      for (const [name, key] of SEGMENTS) {
+        const tokens = call.usage[key];
+        if (!tokens) continue;
+        const height = tokens * scale;
+        top -= height;
+        bar.append(element("rect", {
+          class: `tokens ${name.replace("_", "-")}`, "data-segment": name, "data-tokens": tokens,
+          x: index * slot + slot * 0.15, y: top, width: slot * 0.7, height,
+        }));
+      }
+      if (call.cache.badge === "miss") {
+        const x = index * slot + slot / 2;
+        bar.append(element("path", { class: "miss-mark", "data-testid": "miss", d: `M${x - 5} 0 L${x + 5} 0 L${x} ${MARK - 2} Z` }));
+      }
+      bar.addEventListener("click", () => onPick(call));
+      svg.append(bar);
+    });
+  }
+
+  Alpine.data("callsPage", () => ({
+    id: hango.ids().sessionId,
+    session: null,
+    agentName: "",
+    missing: false,
+    error: "",
+    loaded: false,
+    calls: [], // oldest first
+    cost: null,
+    opened: null,
+    compareA: "",
+    compareB: "",
+    diff: null,
+    left: null,
+    right: null,
+
+    async init() {
+      if (!(await hango.loadInto(this, "session", `/v1/sessions/${this.id}`))) return;
+      hango.get(`/v1/agents/${this.session.agent_id}`).then((agent) => { this.agentName = agent.name; }, () => { this.agentName = this.session.agent_id; });
+      const listed = hango.list(`/v1/sessions/${this.id}/calls`, { limit: 1000 });
+      const [cost] = await Promise.all([hango.get(`/v1/sessions/${this.id}/cost`).catch(() => null), listed.all()]);
+      this.error = listed.error;
+      this.cost = cost;
+      this.calls = listed.items.slice().reverse();
+      this.loaded = true;
+      this.$nextTick(() => drawChart(this.$refs.chart, this.calls, (call) => this.open(call)));
+    },
+
+    newestFirst() {
+      return this.calls.slice().reverse();
+    },
+
+    sent: (call) => call.usage.input_tokens + call.usage.cache_read_tokens + call.usage.cache_write_tokens,
+    purpose: (call) => (call.purpose === "context_try" ? "try" : call.purpose),
+    money: (usd, places = 4) => (usd === null || usd === undefined ? "–" : `$${usd.toFixed(places)}`),
+    badgeClass: (call) => ({ hit: "ok", miss: "danger", first: "", none: "cache" })[call.cache.badge],
+    markClass: (mark) => ({ added: "ok", changed: "warn", removed: "danger", "first difference": "danger" })[mark] || "",
+
+    costLine() {
+      if (!this.cost) return "";
+      const total = this.cost.usd === null ? "cost unknown" : this.money(this.cost.usd);
+      const unpriced = this.cost.priced_calls < this.cost.calls ? ` (${this.cost.calls - this.cost.priced_calls} unpriced: ${this.cost.unpriced_reason})` : "";
+      return `· ${this.cost.calls} calls · ${total}${unpriced}`;
+    },
+
+    // Against the previous call (an opened call), or the other side of the comparison.
+    partMark(which, part) {
+      if (which === "opened") return part.since_previous === "same" || !part.since_previous ? "" : part.since_previous;
+      const first = this.diff.first_difference;
+      if (first && first.part === part.id) return "first difference";
+      if (this.diff.changed.includes(part.id)) return "changed";
+      if (which === "right" && this.diff.added.includes(part.id)) return "added";
+      if (which === "left" && this.diff.removed.includes(part.id)) return "removed";
+      return "";
+    },
+
+    async open(call) {
+      this.error = "";
+      try {
+        this.opened = await hango.get(`/v1/sessions/${this.id}/calls/${call.id}`);
+      } catch (error) {
+        this.error = hango.describe(error);
+      }
+    },
+
+    async compare() {
+      this.error = "";
+      try {
+        const base = `/v1/sessions/${this.id}`;
+        const [diff, left, right] = await Promise.all([
+          hango.get(`${base}/context/diff`, { from: this.compareA, to: this.compareB }),
+          hango.get(`${base}/calls/${this.compareA}`),
+          hango.get(`${base}/calls/${this.compareB}`),
+        ]);
+        [this.left, this.right, this.diff] = [left, right, diff];
+      } catch (error) {
+        this.error = hango.describe(error);
+      }
+    },
+  }));
+});
