@@ -122,7 +122,9 @@ def engine(database_url: str) -> Iterator[sa.Engine]:
 
 
 DEADLOCK = "40P01"
-TRUNCATE_TRIES = 10
+LOCK_NOT_AVAILABLE = "55P03"
+TRUNCATE_TRIES = 60  # each waits at most TRUNCATE_LOCK_TIMEOUT for its locks, then gives way
+TRUNCATE_LOCK_TIMEOUT = "2s"
 
 
 def empty_tables(engine: sa.Engine) -> None:
@@ -130,7 +132,10 @@ def empty_tables(engine: sa.Engine) -> None:
 
     A request a live server is still answering for the test that just ended (a page's last
     fetch) can hold a table the truncate needs while waiting for one it has taken; PostgreSQL
-    then ends the truncate as a deadlock's victim. The request finishes either way, so the
+    then ends the truncate as a deadlock's victim. A queue worker's run still in flight can hold
+    a table in one connection while it writes in another, which queues behind the waiting
+    truncate: a deadlock PostgreSQL cannot see, so the truncate waits for its locks only
+    ``TRUNCATE_LOCK_TIMEOUT`` and then gives way. The other work finishes either way, so the
     truncate is tried again (bounded) rather than leaving rows for the next test.
     """
     # procrastinate_jobs too (its events and periodic defers go with it): no job outlives its test.
@@ -138,10 +143,12 @@ def empty_tables(engine: sa.Engine) -> None:
     for attempt in range(TRUNCATE_TRIES):
         try:
             with engine.begin() as conn:
+                conn.execute(sa.text(f"set local lock_timeout = '{TRUNCATE_LOCK_TIMEOUT}'"))
                 conn.execute(sa.text(f"truncate {names} cascade"))
             return
         except sa.exc.OperationalError as exc:
-            if getattr(exc.orig, "pgcode", None) != DEADLOCK or attempt == TRUNCATE_TRIES - 1:
+            given_way = getattr(exc.orig, "pgcode", None) in (DEADLOCK, LOCK_NOT_AVAILABLE)
+            if not given_way or attempt == TRUNCATE_TRIES - 1:
                 raise
             time.sleep(0.5)
 
