@@ -18,6 +18,7 @@ from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
 from hango.providers import split_model
+from hango.providers.errors import ProviderTimeout
 from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
@@ -113,6 +114,8 @@ class Gateway:
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
+            if timeout <= 0:  # spent before the call (a loaded worker): an SDK given 0 s fails otherwise
+                raise ProviderTimeout(f"{provider.name} did not answer in time", {"provider": provider.name})
             response = provider.complete(replace(request, model=bare), timeout=timeout)
             chat_span.finish(span, self.state, response)
             verdict = self._judge(call, started, provider.name, bare, response) if call else None
