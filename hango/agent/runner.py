@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -94,7 +95,7 @@ def run_inline(
     return result
 
 
-class _Job:
+class _Job(ABC):
     """One queued run on the connection that holds its session's lock: its span, and how it ends."""
 
     span_name = names.SPAN_RUN
@@ -126,8 +127,9 @@ class _Job:
             span.set_attributes({names.RUN_STATUS: result.run.status})
             return result
 
+    @abstractmethod
     def _execute(self) -> RunResult:
-        raise NotImplementedError
+        """Do the job's work and close its run."""
 
     def _close(
         self,
