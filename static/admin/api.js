@@ -140,6 +140,10 @@
     number: (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US")),
     when: (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" }) : "–"),
     json: (value) => JSON.stringify(value, null, 2),
+    money: (usd, places = 4) => (usd === null || usd === undefined ? "–" : `$${usd.toFixed(places)}`),
+    // A part of a past call against the previous call of its lineage: "added", "changed" or "" (same, or the first).
+    sinceMark: (part) => (part.since_previous === "same" || !part.since_previous ? "" : part.since_previous),
+    markClass: (mark) => ({ added: "ok", changed: "warn", removed: "danger", "first difference": "danger" })[mark] || "",
     // A fresh Idempotency-Key, so a retried send never starts a second run.
     idempotencyKey: () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join(""),
   };

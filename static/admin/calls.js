@@ -90,20 +90,18 @@ document.addEventListener("alpine:init", () => {
 
     sent: (call) => call.usage.input_tokens + call.usage.cache_read_tokens + call.usage.cache_write_tokens,
     purpose: (call) => (call.purpose === "context_try" ? "try" : call.purpose),
-    money: (usd, places = 4) => (usd === null || usd === undefined ? "–" : `$${usd.toFixed(places)}`),
     badgeClass: (call) => ({ hit: "ok", miss: "danger", first: "", none: "cache" })[call.cache.badge],
-    markClass: (mark) => ({ added: "ok", changed: "warn", removed: "danger", "first difference": "danger" })[mark] || "",
 
     costLine() {
       if (!this.cost) return "";
-      const total = this.cost.usd === null ? "cost unknown" : this.money(this.cost.usd);
+      const total = this.cost.usd === null ? "cost unknown" : hango.money(this.cost.usd);
       const unpriced = this.cost.priced_calls < this.cost.calls ? ` (${this.cost.calls - this.cost.priced_calls} unpriced: ${this.cost.unpriced_reason})` : "";
       return `· ${this.cost.calls} calls · ${total}${unpriced}`;
     },
 
     // Against the previous call (an opened call), or the other side of the comparison.
     partMark(which, part) {
-      if (which === "opened") return part.since_previous === "same" || !part.since_previous ? "" : part.since_previous;
+      if (which === "opened") return hango.sinceMark(part);
       const first = this.diff.first_difference;
       if (first && first.part === part.id) return "first difference";
       if (this.diff.changed.includes(part.id)) return "changed";
