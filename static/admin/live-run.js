@@ -34,10 +34,11 @@
     return null;
   }
 
-  // The session's run still queued or running, if any (the newest of its runs).
+  // The session's run still queued or running, if any (the newest of its runs). A try run
+  // (kind "try", a whole turn on a scratch copy) is left out: it changes nothing of the session.
   async function inFlight(sessionId) {
     const page = await hango.get(`/v1/sessions/${sessionId}/runs`, { limit: 1000 });
-    return page.items.reverse().find((run) => !ENDED.includes(run.status)) || null;
+    return page.items.reverse().find((run) => !ENDED.includes(run.status) && run.kind !== "try") || null;
   }
 
   Object.assign(window.hango, { ENDED, describeStep, follow, inFlight });

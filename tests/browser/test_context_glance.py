@@ -197,10 +197,10 @@ def test_try_side_by_side_keeps_both_answers_with_the_requests_diff_and_both_usa
     try_card = page.get_by_test_id("try")
     column = lambda key: try_card.locator(f'[data-testid="try-answer"][data-column="{key}"]')  # noqa: E731
 
-    try_card.get_by_role("button", name="Try").click()  # A: the saved selection
+    try_card.get_by_role("button", name="Try", exact=True).click()  # A: the saved selection
     expect(column("a")).to_contain_text("6 system block(s)")
     admin.box("system:todo").uncheck()  # B: the variant, unsaved
-    try_card.get_by_role("button", name="Try").click()
+    try_card.get_by_role("button", name="Try", exact=True).click()
     expect(column("b")).to_contain_text("5 system block(s)")
     expect(column("a")).to_contain_text("6 system block(s)")  # the Try did not replace A
     diff = try_card.get_by_test_id("try-diff")
@@ -213,7 +213,7 @@ def test_try_side_by_side_keeps_both_answers_with_the_requests_diff_and_both_usa
     expect(diff.get_by_test_id("token-diff")).to_contain_text(f"{usages[1] - usages[0]:,} in")
 
     try_card.get_by_role("textbox").fill("One more question?")
-    try_card.get_by_role("button", name="Try").click()  # another variant replaces B, never A
+    try_card.get_by_role("button", name="Try", exact=True).click()  # another variant replaces B, never A
     expect(column("b")).to_contain_text('Last user text: "One more question?"')
     expect(column("a")).to_contain_text("6 system block(s)")
     column("b").get_by_role("button", name="Keep as A").click()

@@ -189,7 +189,7 @@ def test_try_answers_beside_the_table_and_stores_nothing(admin: Admin, api: Api,
     admin.box(THANKS).uncheck()  # not saved: the try body carries it
     try_card = admin.page.get_by_test_id("try")
     try_card.get_by_role("textbox").fill('Look again.\n/tool ls {"path": "/"}')
-    try_card.get_by_role("button", name="Try").click()
+    try_card.get_by_role("button", name="Try", exact=True).click()
 
     answer = admin.page.get_by_test_id("try-answer")
     expect(answer).to_contain_text(f"and {len(history)} message(s)")  # 22 stored − 1 unchecked + 1 new
@@ -205,7 +205,7 @@ def test_try_reports_an_exhausted_quota(admin: Admin, api: Api, demo: Demo):
     api.call("PATCH", "/v1/tenant", json={"token_quota": 1})
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
-    admin.page.get_by_test_id("try").get_by_role("button", name="Try").click()
+    admin.page.get_by_test_id("try").get_by_role("button", name="Try", exact=True).click()
     expect(admin.page.get_by_test_id("try-error")).to_contain_text("quota for this month is used up")
 
 
@@ -221,7 +221,7 @@ def test_try_reports_timeouts_and_rate_limits(admin: Admin, demo: Demo, status: 
     admin.page.route("**/context/try", refuse)
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
-    admin.page.get_by_test_id("try").get_by_role("button", name="Try").click()
+    admin.page.get_by_test_id("try").get_by_role("button", name="Try", exact=True).click()
     expect(admin.page.get_by_test_id("try-error")).to_contain_text(shown)
 
 

@@ -116,11 +116,11 @@ def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
     admin.box("tool:glob").uncheck()
     try_card = page.get_by_test_id("try")
     try_card.get_by_role("textbox").fill('Where are the notes?\n/tool read_file {"path": "/notes.md"}')
-    try_card.get_by_role("button", name="Try").click()
+    try_card.get_by_role("button", name="Try", exact=True).click()
     expect(page.get_by_test_id("try-answer")).to_be_visible()
     admin.box("system:todo").uncheck()
     try_card.get_by_role("textbox").fill("")
-    try_card.get_by_role("button", name="Try").click()
+    try_card.get_by_role("button", name="Try", exact=True).click()
     expect(try_card.get_by_test_id("try-diff")).to_be_visible()
 
     def shoot(name: str, part: str | None = None) -> Path:
