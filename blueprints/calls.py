@@ -189,6 +189,35 @@ def part_so_far(total: sa.Row | None) -> dict[str, Any] | None:
     return {"calls": total.calls, "priced_calls": total.priced_calls, "usd": usd}
 
 
+def call_detail(
+    store: Any, session_id: uuid.UUID, call_id: uuid.UUID, assembly: Any, table: Prices
+) -> dict[str, Any] | None:
+    """One call as ``GET …/calls/{call_id}`` answers it (None when the session has no such call).
+
+    ``assembly`` is the session's next call: its current sources show the parts that still match.
+    """
+    row = store.model_calls.get(session_id, call_id)
+    if row is None:
+        return None
+    call, previous = call_and_previous(store, session_id, call_id)
+    parts = call_parts(call, assembly, previous)
+    shares = part_costs(
+        table.rates(row.model, row.started_at), [p.tokens for p in call.parts], tokens_of(row)
+    )
+    so_far = store.part_costs.of(session_id, [p.part for p in call.parts])
+    for part, cost in zip(parts, shares, strict=True):
+        part["cost_usd"] = None if cost is None else float(cost)
+        part["cost_so_far"] = part_so_far(so_far.get(part["id"]))
+    sent = {p.part for p in call.parts}
+    removed = [p.part for p in previous.parts if p.part not in sent] if previous else []
+    return {
+        **call_view(row, table),
+        "previous_id": row.base_id,
+        "removed_since_previous": removed,
+        "parts": parts,
+    }
+
+
 @blp.route("/calls")
 class CallList(MethodView):
     @paged(blp)
@@ -220,28 +249,10 @@ class CallItem(MethodView):
         Each part carries its cost on this call and its cost in total so far: summed over every
         call of the session it rode in, as each call was recorded (one row read per part).
         """
-        store = tenancy.store()
-        row = store.model_calls.get(session_id, call_id)
-        if row is None:
+        found = call_detail(tenancy.store(), session_id, call_id, session_assembly(), prices())
+        if found is None:
             raise NotFound("no such call in this session")
-        call, previous = call_and_previous(store, session_id, call_id)
-        table = prices()
-        parts = call_parts(call, session_assembly(), previous)
-        shares = part_costs(
-            table.rates(row.model, row.started_at), [p.tokens for p in call.parts], tokens_of(row)
-        )
-        so_far = store.part_costs.of(session_id, [p.part for p in call.parts])
-        for part, cost in zip(parts, shares, strict=True):
-            part["cost_usd"] = None if cost is None else float(cost)
-            part["cost_so_far"] = part_so_far(so_far.get(part["id"]))
-        sent = {p.part for p in call.parts}
-        removed = [p.part for p in previous.parts if p.part not in sent] if previous else []
-        return {
-            **call_view(row, table),
-            "previous_id": row.base_id,
-            "removed_since_previous": removed,
-            "parts": parts,
-        }
+        return found
 
 
 @blp.route("/context/diff")

@@ -3,7 +3,9 @@
 The provider call runs in the app's try pool (``hango/try_pool.py``) with a
 deadline ``HANGO_CONTEXT_TRY_TIMEOUT`` away, which the SDK call carries too (the
 time left to it), so an abandoned call ends: timeout → 504, pool full → 503 with
-``Retry-After``.
+``Retry-After``. With ``"mode": "turn"`` the body is screened the same way, then a
+whole turn is queued as a run of kind ``try`` (202, like a message's run): the agent
+loop with its tools on a scratch copy of the session (``hango/agent/scratch.py``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import time
 import uuid
 from typing import Any
 
-from flask import g
+from flask import Response, g, jsonify
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
 from blueprints.context import blp
+from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema
 from hango import telemetry, tenancy
 from hango.agent.assembly import send
 from hango.contract import NON_BLANK_TEXT
@@ -26,7 +29,9 @@ from hango.db import db
 from hango.errors import HangoError
 from hango.inspector import trying
 from hango.inspector.override_rules import MAX_REPLACEMENT
+from hango.queue import NewRun, enqueue_try
 from hango.store import TenantStore
+from hango.store.runs import SCRATCH
 from hango.telemetry import names
 from hango.try_pool import try_pool
 
@@ -52,6 +57,14 @@ class TryBodySchema(Schema):
             validate.Regexp(r"[\s\S]*\S", error="message must hold non-blank text"),
         ],
         metadata=NON_BLANK_TEXT,
+    )
+    mode = fields.String(
+        load_default="call",
+        validate=validate.OneOf(["call", "turn"]),
+        metadata={
+            "description": "`call`: one model call, answered here (200); `turn`: the whole turn with its "
+            "tools on a scratch copy of the session, queued as a run of kind `try` (202)"
+        },
     )
 
 
@@ -83,6 +96,7 @@ ERRORS = (
     (402, QUOTA_EXHAUSTED),
     (404, "`not_found`: no such session, or not the caller's."),
     (422, "the same reasons as the override PUTs, with `details.parts`."),
+    (429, TOO_MANY_RUNS + " (`mode` `turn`)"),
     (502, "`provider_error`: the provider failed."),
     (503, "`try_pool_full`: every try slot is busy; retry after `Retry-After`."),
     (504, "`provider_timeout`: no answer within HANGO_CONTEXT_TRY_TIMEOUT."),
@@ -93,10 +107,20 @@ ERRORS = (
 class ContextTry(MethodView):
     @blp.arguments(TryBodySchema, required=False)
     @blp.response(200, TryResultSchema)
+    @blp.alt_response(
+        202,
+        schema=RunSchema,
+        headers=LOCATION,
+        success=True,
+        description="`mode` `turn`: the scratch run, queued; poll `Location` for its `result`.",
+    )
     @error_responses(blp, ERRORS)
-    def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any]:
-        """Send one model call with the current overrides plus the body's; nothing is stored."""
+    def post(self, body: dict, session_id: uuid.UUID) -> dict[str, Any] | Response:
+        """Send one model call (or, with `mode` `turn`, queue a whole turn) with the current overrides plus
+        the body's; nothing of the session is stored."""
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
+        if body.pop("mode") == "turn":
+            return _queue_turn(body, session_id)
         deps = tenancy.deps()
         config = deps.config
         ready = trying.prepare_try(deps, tenancy.store(), g.session, tenancy.caller(), trying.TryBody(**body))
@@ -125,3 +149,14 @@ class ContextTry(MethodView):
             "added": plan.added,
             "duration_ms": int((time.monotonic() - started) * 1000),
         }
+
+
+def _queue_turn(body: dict, session_id: uuid.UUID) -> Response:
+    """Screen the body like a one-call try (422), then queue the scratch run: 202 with its row."""
+    deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
+    trying.screen_turn(deps, store, g.session, caller, trying.TryBody(**body))
+    run = enqueue_try(tenancy.job_queue(), store, deps.config, NewRun(session_id, body, caller, kind=SCRATCH))
+    answer = jsonify(RunSchema().dump(run))
+    answer.status_code = 202
+    answer.headers["Location"] = f"/v1/runs/{run.id}"
+    return answer

@@ -2,6 +2,9 @@
 
 A run of kind ``compact`` is a compaction (``POST /v1/sessions/{id}/compact``): it
 stores no message, and once it succeeded its ``result`` holds the compaction's figures.
+A run of kind ``try`` is a scratch turn (``POST …/context/try`` with ``"mode": "turn"``):
+it stores nothing of the session, and once it ended its ``result`` says what the turn
+did; ``GET /v1/runs/{id}`` shows each of its calls as ``GET …/calls/{call_id}`` does.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
+from blueprints.calls import CallDetailSchema, CallUsageSchema, call_detail, prices
 from blueprints.common import MAX_PAGE, error_response, page_of, paged
+from blueprints.context import session_assembly
 from blueprints.messages import MessageSchema
 from hango import queue, tenancy
 from hango.api import Blueprint
 from hango.store.pages import Page
+from hango.store.runs import SCRATCH
 
 blp = Blueprint("runs", __name__, url_prefix="/v1", description="Runs of the agent loop")
 
@@ -77,10 +83,65 @@ class CompactResultSchema(Schema):
     model = fields.String()
 
 
+class TurnToolSchema(Schema):
+    call = fields.Integer(
+        allow_none=True, metadata={"description": "the index in `calls` of the call that asked"}
+    )
+    id = fields.String()
+    name = fields.String()
+    input = fields.Dict()
+    result = fields.String(metadata={"description": "what the tool returned"})
+    is_error = fields.Boolean()
+    duration_ms = fields.Integer()
+
+
+class FileChangeSchema(Schema):
+    path = fields.String()
+    change = fields.String(metadata={"enum": ["created", "edited", "deleted"]})
+    diff = fields.String(metadata={"description": "a unified diff from `a<path>` to `b<path>`"})
+
+
+class TodosChangeSchema(Schema):
+    before = fields.List(fields.Dict())
+    after = fields.List(fields.Dict())
+
+
+class TurnChangesSchema(Schema):
+    files = fields.List(fields.Nested(FileChangeSchema), metadata={"description": "session files"})
+    memory = fields.List(
+        fields.Nested(FileChangeSchema), metadata={"description": "the agent's memory files"}
+    )
+    todos = fields.Nested(
+        TodosChangeSchema, allow_none=True, metadata={"description": "null when the todo list did not change"}
+    )
+
+
+class RunResultSchema(CompactResultSchema):
+    """A `compact` run's figures (the fields above `answer`), or what a `try` run's turn did."""
+
+    answer = fields.Dict(allow_none=True, metadata={"description": "the turn's last assistant message"})
+    stop_reason = fields.String(allow_none=True)
+    calls = fields.List(
+        fields.Nested(CallDetailSchema),
+        metadata={
+            "description": "each model call, as `GET …/calls/{id}` shows it (only `id` in a list of runs)"
+        },
+    )
+    tools = fields.List(fields.Nested(TurnToolSchema))
+    usage = fields.Nested(CallUsageSchema, metadata={"description": "the turn's calls summed"})
+    cost = fields.String(
+        allow_none=True,
+        metadata={"description": "the turn's price in USD, a decimal; null when a call has no price"},
+    )
+    changes = fields.Nested(TurnChangesSchema, metadata={"description": "what the turn would have written"})
+    excluded = fields.List(fields.String())
+    added = fields.List(fields.String())
+
+
 class RunSchema(Schema):
     id = fields.UUID()
     session_id = fields.UUID()
-    kind = fields.String(metadata={"enum": ["message", "compact"]})
+    kind = fields.String(metadata={"enum": ["message", "compact", SCRATCH]})
     status = fields.String(
         metadata={"enum": list(STATES), "description": "the detailed status; `state` is its lifecycle"}
     )
@@ -96,9 +157,11 @@ class RunSchema(Schema):
     )
     finished_at = fields.DateTime(allow_none=True)
     result = fields.Nested(
-        CompactResultSchema,
+        RunResultSchema,
         allow_none=True,
-        metadata={"description": "a succeeded `compact` run's compaction; null for any other run"},
+        metadata={
+            "description": "a succeeded `compact` run's compaction, an ended `try` run's turn; null otherwise"
+        },
     )
 
 
@@ -153,9 +216,25 @@ class RunEventsSchema(Schema):
 
 
 def with_messages(run: Any) -> dict[str, Any]:
-    """The run and, once it ended, the messages it stored."""
+    """The run and, once it ended, the messages it stored (a try run's calls shown whole)."""
     messages = tenancy.store().messages.of_run(run.id) if run.status in ENDED else []
-    return {**run._mapping, "messages": messages}
+    shown = {**run._mapping, "messages": messages}
+    if run.kind == SCRATCH and run.result is not None:
+        shown["result"] = {**run.result, "calls": shown_calls(run)}
+    return shown
+
+
+def shown_calls(run: Any) -> list[dict[str, Any]]:
+    """A try run's calls as ``GET …/calls/{call_id}`` answers each (one assembly for all of them)."""
+    listed = run.result.get("calls", [])
+    if not any(call["id"] for call in listed):
+        return listed
+    store, assembly, table = tenancy.store(), session_assembly(), prices()
+    shown = []
+    for call in listed:
+        found = call["id"] and call_detail(store, run.session_id, uuid.UUID(call["id"]), assembly, table)
+        shown.append(found or call)  # a call the ledger does not hold (HANGO_CALL_LEDGER=0) stays an id
+    return shown
 
 
 @blp.route("/sessions/<uuid:session_id>/runs")

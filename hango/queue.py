@@ -4,7 +4,8 @@ The web defers through procrastinate's SQLAlchemy connector on the request's own
 connection, so a run's row, its audit row and its job commit in one transaction
 (or none of them does). Workers (``hango.worker``) fetch jobs with ``SKIP LOCKED``;
 jobs of one session share a procrastinate ``lock``, so they run one at a time, in
-the order they were queued.
+the order they were queued. A try run's job (a scratch turn) carries no lock: it keeps
+nothing of the session, so it neither waits for the session's runs nor holds them up.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hango.config import Config
 from hango.errors import Conflict, QuotaExhausted, RateLimited
 from hango.store import TenantStore
 from hango.store.locks import lock_tenant_runs
+from hango.store.runs import SCRATCH
 
 RUN_TASK = "hango.run"
 REAP_TASK = "hango.reap"
@@ -53,8 +55,11 @@ def trace_carrier() -> dict[str, str]:
 def defer_run(
     queue: procrastinate.App, conn: Connection, run: Any, api_key_id: uuid.UUID | None, queue_name: str
 ) -> int:
-    """Queue ``run``'s job on ``queue_name`` in ``conn``'s transaction; returns the job id."""
-    lock = session_lock(run.session_id)
+    """Queue ``run``'s job on ``queue_name`` in ``conn``'s transaction; returns the job id.
+
+    A try run's job has no lock: it runs beside the session's runs.
+    """
+    lock = None if run.kind == SCRATCH else session_lock(run.session_id)
     deferrer = queue.configure_task(RUN_TASK, connection=conn, lock=lock, queue=queue_name)
     return deferrer.defer(
         tenant_id=str(run.tenant_id),
@@ -72,10 +77,11 @@ def cancel_job(queue: procrastinate.App, conn: Connection, job_id: int, *, runni
 
 @dataclass(frozen=True)
 class NewRun:
-    """A message for a session's agent (or, of kind ``compact``, a compaction), as the web received it."""
+    """A message for a session's agent (or, of kind ``compact``, a compaction; of kind ``try``, a
+    scratch turn), as the web received it."""
 
     session_id: uuid.UUID
-    content: Any  # a message's text blocks; a compaction's ``{"instructions": ...}``
+    content: Any  # a message's text blocks; a compaction's ``{"instructions": ...}``; a try's body
     caller: Caller
     idempotency_key: str | None = None
     multitask: str = "reject"  # or "enqueue": wait behind the session's queued and running runs
@@ -118,11 +124,27 @@ def enqueue_compaction(
     return _store_and_defer(queue, store, deps.config, new)
 
 
+def enqueue_try(queue: procrastinate.App, store: TenantStore, config: Config, new: NewRun) -> Any:
+    """Queue a try run (``new.kind`` ``try``, the try body its ``content``): a scratch turn.
+
+    The same 429 and 402 as a run; never 409: it changes nothing of the session, so it may
+    run while the session's runs do.
+    """
+    lock_tenant_runs(store.conn, store.tenant_id)
+    _check_caps(store, config, new.caller.user_id)
+    _check_quota(store)
+    return _store_and_defer(queue, store, config, new)
+
+
 def _admit(store: TenantStore, config: Config, new: NewRun) -> None:
     """409 ``session_busy`` (unless ``multitask`` is ``enqueue``), 429 past the caps, 402 over quota."""
     if new.multitask != "enqueue" and store.runs.active_in_session(new.session_id):
         raise Conflict("another run is in progress on this session", code="session_busy")
     _check_caps(store, config, new.caller.user_id)
+    _check_quota(store)
+
+
+def _check_quota(store: TenantStore) -> None:
     left = store.usage.quota_left(dt.datetime.now(dt.UTC))
     if left is not None and left <= 0:
         raise QuotaExhausted()

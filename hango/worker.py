@@ -31,6 +31,7 @@ from hango import telemetry
 from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
+from hango.inspector.trying import shape_turn
 from hango.queue import REAP_TASK, RUN_TASK
 from hango.store import TenantStore
 from hango.store.runs import INTERRUPTED, reap_every_tenant
@@ -69,7 +70,7 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
         token = otel_context.attach(propagate.extract(trace))
         try:
             with job_span(context, job):
-                execute_run(deps, job, context.should_abort)
+                execute_run(deps, job, context.should_abort, shape_turn)
         finally:
             otel_context.detach(token)
 

@@ -161,7 +161,7 @@ class Gateway:
             "agent_id": state.agent.id,
             "session_id": state.session_id,
             "run_id": state.run_id,
-            "purpose": state.purpose,
+            "purpose": state.billed_purpose,
             "provider": provider,
             "model": bare,
             "input_tokens": usage.input_tokens,
@@ -177,7 +177,7 @@ class Gateway:
         call = {
             "session_id": self.state.session_id,
             "run_id": self.state.run_id,
-            "purpose": self.state.purpose,
+            "purpose": self.state.billed_purpose,
             "model": sent.model,
             "started_at": sent.started_at,
             "duration_ms": sent.duration_ms,

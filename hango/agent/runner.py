@@ -1,9 +1,11 @@
 """The run loop of a queued run: store the user message, then model → assistant message → tools → results, per turn.
 
 A worker runs it (``hango.worker``) for a run the web queued; a run of kind
-``compact`` is one compaction instead (``hango.agent.compact_now``). It holds a PostgreSQL
+``compact`` is one compaction instead (``hango.agent.compact_now``), and one of kind
+``try`` a scratch turn that keeps nothing (``hango.agent.scratch``). It holds a PostgreSQL
 advisory lock on its session while it works (a killed worker releases it with its
-connection, so a ``running`` row without a holder is dead) and commits once per
+connection, so a ``running`` row without a holder is dead; a try run holds a lock of its
+own instead, and its session's only while it opens its snapshot) and commits once per
 turn, so a crash loses at most the turn in flight and history stays valid. It
 reports every step to ``state.steps`` and stops at a step boundary once its
 cancel is requested, rolling back the turn in flight like a failure does.
@@ -28,6 +30,7 @@ from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.loader import append_message, store_estimates
+from hango.agent.scratch import ScratchTurn, Shaper
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.steps import Steps
 from hango.agent.tools.base import ToolContext
@@ -35,7 +38,8 @@ from hango.agent.turns import model_phase, tool_phase, tool_uses
 from hango.errors import Cancelled, GatewayTimeout, HangoError, QuotaExhausted
 from hango.messages import Response, message_to_dict
 from hango.store import TenantStore
-from hango.store.locks import lock_session, unlock_session
+from hango.store.locks import lock_run, lock_session, unlock_run, unlock_session
+from hango.store.runs import SCRATCH
 from hango.telemetry import names
 
 
@@ -54,18 +58,27 @@ class QueuedRun:
     caller: Caller
 
 
-def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> RunResult | None:
-    """Run a queued run to its end; None when it is not ``queued`` any more (cancelled, or done before)."""
+def execute_run(
+    deps: Deps, job: QueuedRun, should_stop: Callable[[], bool], shape: Shaper | None = None
+) -> RunResult | None:
+    """Run a queued run to its end; None when it is not ``queued`` any more (cancelled, or done before).
+
+    ``shape`` screens a try run's overrides (the worker hands in the inspector's try plan).
+    """
     with deps.engine.connect() as conn:
         store = TenantStore(conn, job.tenant_id)
         run = store.runs.get(job.run_id)
         conn.commit()
         if run is None or run.status != "queued":
             return None
-        session_id = run.session_id
-        # One job per session at a time (a dead worker's lock ends with its connection). The lock
-        # outlives the commit, so ``started_at`` is when the wait for it ended.
-        lock_session(conn, session_id)
+        # One job per session at a time (a dead worker's lock ends with its connection); a try run
+        # locks only itself. The lock outlives the commit, so ``started_at`` is when the wait ended.
+        lock, unlock, key = (
+            (lock_run, unlock_run, run.id)
+            if run.kind == SCRATCH
+            else (lock_session, unlock_session, run.session_id)
+        )
+        lock(conn, key)
         conn.commit()
         try:
             run = store.runs.start(job.run_id)
@@ -75,12 +88,15 @@ def execute_run(deps: Deps, job: QueuedRun, should_stop: Callable[[], bool]) -> 
             first = store.run_events.last_seq(run.id) + 1
             steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
             steps.emit("run_started")
+            if run.kind == SCRATCH:
+                scratch = _Scratch(deps, conn, store, run=run, session=None, caller=job.caller, steps=steps)
+                return scratch.with_plan(shape).execute()
             session = store.sessions.get(run.session_id)
             kind = _Compaction if run.kind == "compact" else _Run
             return kind(deps, conn, store, run=run, session=session, caller=job.caller, steps=steps).execute()
         finally:
             conn.rollback()
-            unlock_session(conn, session_id)
+            unlock(conn, key)
             conn.commit()
 
 
@@ -118,7 +134,7 @@ class _Job(ABC):
         with telemetry.tracer().start_as_current_span(self.span_name, record_exception=False) as span:
             span.set_attributes(
                 {
-                    names.SESSION_ID: str(self.session.id),
+                    names.SESSION_ID: str(self.run.session_id),
                     names.TENANT_ID: str(self.store.tenant_id),
                     names.RUN_ID: str(self.run.id),
                 }
@@ -169,6 +185,50 @@ class _Compaction(_Job):
     def _end(self, status: str, error: HangoError | None = None, result: dict | None = None) -> RunResult:
         self.conn.rollback()
         return RunResult(self._close(status, None, error, result), [])
+
+
+class _Scratch(_Job):
+    """A try run: one scratch turn (``hango.agent.scratch``), what it did the run's ``result``."""
+
+    span_name = names.SPAN_CONTEXT_TRY
+
+    def with_plan(self, shape: Shaper | None) -> _Scratch:
+        """Ready to run, with the try plan that screens the run's overrides."""
+        if shape is None:
+            raise ValueError("a try run needs the try plan that screens its overrides")
+        self.turn = ScratchTurn(
+            self.deps, self.conn, self.run, caller=self.caller, steps=self.steps, shape=shape
+        )
+        return self
+
+    def _execute(self) -> RunResult:
+        try:
+            status, stop_reason = self.turn.execute()
+        except Cancelled:
+            return self._end("cancelled", None)
+        except HangoError as exc:
+            return self._end(_failed_status(exc), None, exc)
+        except Exception:
+            self._end("failed", None, HangoError())  # a bug closes the run too
+            raise
+        return self._end(status, stop_reason)
+
+    def _end(self, status: str, stop_reason: str | None, error: HangoError | None = None) -> RunResult:
+        """Close the run with the turn's result, audited as a try (``context.try``, ``mode`` turn)."""
+        self.conn.rollback()
+        detail = self.turn.audit_detail(status, None if error is None else error.code)
+        self.store.audit.record(
+            "context.try",
+            "session",
+            self.run.session_id,
+            actor_user_id=self.caller.user_id,
+            api_key_id=self.caller.api_key_id,
+            detail={**detail, "run_id": str(self.run.id)},
+        )
+        telemetry.meter().create_counter(names.METRIC_CONTEXT_TRY).add(
+            1, {"outcome": detail["outcome"], "mode": "turn"}
+        )
+        return RunResult(self._close(status, stop_reason, error, self.turn.result(stop_reason)), [])
 
 
 class _Run(_Job):

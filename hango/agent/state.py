@@ -12,6 +12,8 @@ from hango.agent.steps import NoSteps
 from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolUseBlock
 
+SCRATCH_PURPOSE = "context_try"
+
 
 class Compactor(Protocol):
     """What summarization needs from a run: a summarizer call and a place to keep its result."""
@@ -104,6 +106,13 @@ class RunState:
     compact_now: bool = False  # compact-now: summarize even below the trigger
     compacted: Any = None  # the Compaction the summarization slot made, when it made one
     steps: Any = field(default_factory=NoSteps)  # hango.agent.steps: where a queued run reports its steps
+    scratch: bool = False  # a scratch turn (a try run): every call it makes is billed as a try
+
+    @property
+    def billed_purpose(self) -> str:
+        """The purpose a call's usage and ledger rows carry: a scratch turn's calls, its subagents'
+        and its summarizer's alike, are ``context_try``."""
+        return SCRATCH_PURPOSE if self.scratch else self.purpose
 
     @property
     def last_seq(self) -> int:

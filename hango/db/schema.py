@@ -121,12 +121,12 @@ runs = sa.Table(
     sa.Column("idempotency_key", sa.Text),
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
-    sa.Column("kind", sa.Text, nullable=False),  # message | compact
+    sa.Column("kind", sa.Text, nullable=False),  # message | compact | try
     sa.Column("user_id", UUID(as_uuid=True)),  # the member who queued it
     sa.Column("input", JSONB),  # the user's content until the worker stores it as a message
     sa.Column("job_id", sa.BigInteger),  # its procrastinate job
     sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("result", JSONB),  # a compact run's figures
+    sa.Column("result", JSONB),  # a compact run's figures, a try run's turn
 )
 
 run_events = sa.Table(

@@ -69,6 +69,20 @@ def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, bo
     return PreparedTry(prepared.chain, state, plan(prepared.chain, state, body, seq))
 
 
+def screen_turn(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> TryPlan:
+    """Screen a whole-turn try's body on the session's next call now (its 422s), reserving no seq.
+
+    The worker plans it again on its snapshot (``shape_turn``): the history may grow meanwhile.
+    """
+    prepared = prepare_session(deps, store, session, caller)
+    return plan(prepared.chain, for_try(prepared.state), body)
+
+
+def shape_turn(chain: Chain, state: RunState, body: dict[str, Any]) -> TryPlan:
+    """A scratch turn's plan (``hango.agent.scratch.Shaper``): the try body stored on its run, on its snapshot."""
+    return plan(chain, state, TryBody(**body))
+
+
 def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -> TryPlan:
     """Merge the stored overrides with the body's, screened like a PUT, and close them on the history sent.
 

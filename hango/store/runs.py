@@ -1,8 +1,10 @@
 """Queries on ``runs`` (the run loop creates them).
 
 Every read of runs (and of a session, ``Sessions.get``) first reaps the runs of a dead
-worker: a row still ``running`` whose session lock no connection holds becomes
-``failed`` with the error ``interrupted``, in the same statement as the read.
+worker: a row still ``running`` whose lock no connection holds becomes ``failed`` with
+the error ``interrupted``, in the same statement as the read. A run's lock is its
+session's, except for a try run (a scratch turn), which holds a lock of its own and
+never stands in a real run's way (``SCRATCH``).
 """
 
 from __future__ import annotations
@@ -14,28 +16,29 @@ from sqlalchemy.engine import Connection
 
 from hango.db.schema import runs
 from hango.store.base import Scoped, new_id
-from hango.store.locks import session_locked
+from hango.store.locks import run_locked, session_locked
 from hango.store.pages import Page, page
 
 INTERRUPTED = {"code": "interrupted", "message": "the run's worker stopped before the run finished"}
 _REAPED = ("status", "error", "finished_at")
 IN_FLIGHT = ("queued", "running")
+SCRATCH = "try"  # the kind of a scratch turn: it keeps nothing of the session, and no real run waits for it
+
+
+def is_dead() -> sa.ColumnElement[bool]:
+    """A ``running`` row's lock is held by nobody: its session's, or a try run's own."""
+    return sa.case((runs.c.kind == SCRATCH, ~run_locked(runs.c.id)), else_=~session_locked(runs.c.session_id))
 
 
 def reap_dead_runs(sub: Scoped, *conditions: sa.ColumnElement[bool]) -> sa.CTE:
     """An UPDATE, as a CTE for a read to carry, that fails the matching runs no live worker runs.
 
-    The run loop takes the session lock before it creates a run row and finishes the row
-    before it lets go, so a committed ``running`` row without a lock holder is a dead run.
+    The run loop takes its lock before it starts a run row and finishes the row before it
+    lets go, so a committed ``running`` row without a lock holder is a dead run.
     """
     return (
         sa.update(runs)
-        .where(
-            runs.c.tenant_id == sub.tenant_id,
-            runs.c.status == "running",
-            *conditions,
-            ~session_locked(runs.c.session_id),
-        )
+        .where(runs.c.tenant_id == sub.tenant_id, runs.c.status == "running", *conditions, is_dead())
         .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
         .returning(runs.c.id, *(runs.c[name] for name in _REAPED))
         .cte("reaped")
@@ -102,8 +105,11 @@ class Runs(Scoped):
         )
 
     def active_in_session(self, session_id: uuid.UUID) -> int:
-        """How many of the session's runs are queued or running (its dead runs reaped first)."""
-        return self._in_flight(runs.c.session_id == session_id)
+        """How many of the session's real runs are queued or running (its dead runs reaped first).
+
+        A try run does not count: it changes nothing of the session, so nothing waits for it.
+        """
+        return self._in_flight(runs.c.session_id == session_id, runs.c.kind != SCRATCH)
 
     def in_flight(self, user_id: uuid.UUID) -> tuple[int, int]:
         """Runs queued or running of the member and of the whole tenant (dead runs reaped first)."""
@@ -122,7 +128,7 @@ class Runs(Scoped):
         error: dict | None = None,
         result: dict | None = None,
     ) -> sa.Row | None:
-        """Close a run with its final status (a compact run with its figures, ``result``)."""
+        """Close a run with its final status (a compact run with its figures, a try run with its turn)."""
         return self.update_rows(
             [runs.c.id == run_id],
             status=status,
@@ -135,10 +141,16 @@ class Runs(Scoped):
     def fail_running(self, session_id: uuid.UUID, but: uuid.UUID) -> None:
         """Close every other run of the session still ``running`` as ``failed``, ``interrupted``.
 
-        The caller holds the session's lock and runs ``but``, so any other ``running`` row is dead.
+        The caller holds the session's lock and runs ``but``, so any other ``running`` row is dead;
+        a try run holds a lock of its own and is left alone.
         """
         self.update_rows(
-            [runs.c.session_id == session_id, runs.c.status == "running", runs.c.id != but],
+            [
+                runs.c.session_id == session_id,
+                runs.c.status == "running",
+                runs.c.id != but,
+                runs.c.kind != SCRATCH,
+            ],
             status="failed",
             error=INTERRUPTED,
             finished_at=sa.func.now(),
@@ -154,7 +166,7 @@ def reap_every_tenant(conn: Connection) -> list[sa.Row]:
     """Fail every dead run of every tenant (the periodic reaper); returns their ``(tenant_id, id)``."""
     stmt = (
         sa.update(runs)
-        .where(runs.c.status == "running", ~session_locked(runs.c.session_id))
+        .where(runs.c.status == "running", is_dead())
         .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
         .returning(runs.c.tenant_id, runs.c.id)
     )

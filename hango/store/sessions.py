@@ -20,6 +20,10 @@ class Sessions(Scoped):
         reaped = reap_dead_runs(self, runs.c.session_id == session_id)
         return self.conn.execute(self.select(sessions.c.id == session_id).add_cte(reaped)).first()
 
+    def read(self, session_id: uuid.UUID) -> sa.Row | None:
+        """One session of the tenant, or None, read only (a read-only snapshot cannot reap runs)."""
+        return self.conn.execute(self.select(sessions.c.id == session_id)).first()
+
     def page(self, cursor: str | None, limit: int, **filters: uuid.UUID | None) -> Page:
         """A page of sessions; ``filters`` (``owner_id``, ``agent_id``) narrow it when not None."""
         conditions = [sessions.c[name] == value for name, value in filters.items() if value is not None]

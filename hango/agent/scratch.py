@@ -1,0 +1,257 @@
+"""A scratch turn: the whole agent loop on an overlay of the session, keeping nothing (a run of kind ``try``).
+
+The turn takes the session's advisory lock only long enough to open its snapshot (a
+``REPEATABLE READ READ ONLY`` transaction whose first statement runs while the lock
+is held, so it sees the session between two runs), and reads everything through it
+from then on: the state ``prepare_session`` loads, and every tool's read. Writes go to
+the overlay (``hango.agent.overlay``), history and a summary stay in the run state; a
+real run may start meanwhile and the turn goes on seeing its snapshot. Model calls
+are real, billed as a try (``RunState.scratch``: purpose ``context_try``, the try run's
+id), with their usage, ledger rows and steps written by the gateway in their own
+transactions, as every run's are. The run's ``result`` says what the turn did: its
+calls (ledger ids, which ``GET /v1/runs/{id}`` expands), its tool calls, the answer,
+usage, cost, and the changes it would have made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from hango.agent.assembly import prepare_session
+from hango.agent.chain import Chain
+from hango.agent.compactor import StoredCompactor
+from hango.agent.deps import Deps
+from hango.agent.draft import Draft
+from hango.agent.gateway import TOKEN_ORDER, USAGE_FIELDS, Gateway
+from hango.agent.overlay import OverlayStore
+from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall
+from hango.agent.tools.base import Tool, ToolContext
+from hango.agent.turns import model_phase, tool_phase, tool_uses
+from hango.errors import NotFound, QuotaExhausted
+from hango.messages import Message, Response, ToolResultBlock, message_to_dict
+from hango.providers.prices import Tokens, prices_of
+from hango.store.locks import lock_session, unlock_session
+from hango.store.snapshot import read_only_snapshot
+
+log = logging.getLogger(__name__)
+
+# How the body's overrides shape the turn (the inspector's try plan, handed in by the worker, since the
+# runtime never imports the inspector): it screens them on the state and leaves the overrides on it.
+# The plan it returns names ``excluded`` and ``added``; it raises a 422 the run fails with.
+Shaper = Callable[[Chain, RunState, dict[str, Any]], Any]
+SUCCEEDED = ("completed", "max_turns")
+
+
+@dataclass
+class TurnRecord:
+    """What a scratch turn did, as it happened: its model calls and its tool calls, in order."""
+
+    prices: Any
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    costs: list[Decimal | None] = field(default_factory=list)
+    asked: dict[str, int] = field(default_factory=dict)  # tool_use id → the call that asked for it
+    started: tuple[str, dt.datetime] | None = None
+
+    def call_started(self, model: str) -> None:
+        self.started = (model, dt.datetime.now(dt.UTC))
+
+    def call_finished(self, detail: dict[str, Any]) -> None:
+        model, at = self.started or ("", dt.datetime.now(dt.UTC))
+        usage = detail["usage"]
+        self.calls.append({"id": detail["call_id"], "usage": usage})
+        self.costs.append(self.prices.cost(model, Tokens(*(usage[k] for k in TOKEN_ORDER)), at).usd)
+
+    def answered(self, message: Message) -> None:
+        for use in tool_uses(message):
+            self.asked[use.id] = len(self.calls) - 1
+
+    def usage(self) -> dict[str, int]:
+        return {name: sum(call["usage"][name] for call in self.calls) for name in USAGE_FIELDS}
+
+    def cost(self) -> str | None:
+        """The turn's total price in USD as a decimal string; None when some call has no price."""
+        if any(cost is None for cost in self.costs):
+            return None
+        return str(sum(self.costs, Decimal(0)))
+
+
+class RecordingSteps:
+    """The run's steps, noting the model calls in the turn's record on their way to ``run_events``."""
+
+    def __init__(self, steps: Any, record: TurnRecord) -> None:
+        self.steps, self.record = steps, record
+
+    def emit(self, kind: str, **detail: Any) -> None:
+        if kind == "model_call_started":
+            self.record.call_started(detail["model"])
+        elif kind == "model_call_finished":
+            self.record.call_finished(detail)
+        self.steps.emit(kind, **detail)
+
+    def check(self) -> None:
+        self.steps.check()
+
+
+@dataclass(frozen=True)
+class RecordingChain:
+    """The chain as the turn's loop and its subagents drive it (a ``ToolChain``), recording every tool call."""
+
+    chain: Chain
+    record: TurnRecord
+
+    def draft(self, state: RunState, max_tokens: int = 4096) -> Draft:
+        return self.chain.draft(state, max_tokens)
+
+    def tools(self, state: RunState) -> dict[str, Tool]:
+        return self.chain.tools(state)
+
+    def call_model(self, draft: Draft, state: RunState, handler: Callable[[Draft], Response]) -> Response:
+        response = self.chain.call_model(draft, state, handler)
+        self.record.answered(response.message)
+        return response
+
+    def call_tool(
+        self, call: ToolCall, state: RunState, handler: Callable[[ToolCall], ToolResultBlock]
+    ) -> ToolResultBlock:
+        use = call.use
+        entry = {"call": self.record.asked.get(use.id), "id": use.id, "name": use.name, "input": use.input}
+        self.record.tools.append(entry)  # when asked: a subagent's tools come after its ``task``
+        clock = time.monotonic()
+        result = self.chain.call_tool(call, state, handler)
+        duration_ms = int((time.monotonic() - clock) * 1000)
+        entry.update(result=result.content, is_error=result.is_error, duration_ms=duration_ms)
+        return result
+
+
+@dataclass(frozen=True)
+class ScratchCompactor(StoredCompactor):
+    """Summarizes for real (billed as the try) and keeps the summary in the turn, never in the session."""
+
+    saved: list[Summary] = field(default_factory=list)
+
+    def save(self, through_seq: int, text: str) -> None:
+        self.saved.append(Summary(through_seq, text))
+        self.state.steps.emit("compaction", through_seq=through_seq)
+
+
+class ScratchTurn:
+    """One try run's turn on the connection that holds the run's own lock (``conn``)."""
+
+    def __init__(
+        self, deps: Deps, conn: Connection, run: Any, *, caller: Caller, steps: Any, shape: Shaper
+    ) -> None:
+        self.deps, self.conn, self.run, self.caller, self.shape = deps, conn, run, caller, shape
+        self.record = TurnRecord(prices_of(deps.config.prices))
+        self.steps = RecordingSteps(steps, self.record)
+        self.plan: Any = None
+        self.model: str | None = None
+        self.answer: Message | None = None
+        self.changes: dict[str, Any] | None = None
+
+    def execute(self) -> tuple[str, str | None]:
+        """Run the turn to its end; its status and stop reason (``Cancelled`` and errors propagate)."""
+        with read_only_snapshot(self.deps.engine) as snapshot:
+            store = OverlayStore(snapshot, self.run.tenant_id)
+            try:
+                return self._turn(store)
+            finally:
+                self.changes = self._changes(store)
+
+    def _turn(self, store: OverlayStore) -> tuple[str, str | None]:
+        session = self._open(store)
+        prepared = prepare_session(self.deps, store, session, self.caller)
+        state = dataclasses.replace(
+            prepared.state,
+            capture_only=False,
+            purpose="context_try",
+            scratch=True,
+            run_id=self.run.id,
+            steps=self.steps,
+            compactor=None,  # the plan's captures must not summarize
+        )
+        self.model = state.agent.model
+        self.plan = self.shape(prepared.chain, state, self.run.input or {})
+        timeout = self.deps.config.run_timeout
+        state.deadline = time.monotonic() + timeout
+        state.compactor = ScratchCompactor(self.deps, state)
+        gateway = Gateway(self.deps, state, timeout)
+        self.steps.check()
+        gateway.check_quota()
+        return self._loop(RecordingChain(prepared.chain, self.record), state, gateway, store)
+
+    def _open(self, store: OverlayStore) -> Any:
+        """The session as the snapshot sees it: its first statement runs while the session's lock is held.
+
+        A run holds the lock from before it starts until it ended, so the snapshot sees the session
+        between two runs, never in the middle of one; the lock is let go at once.
+        """
+        lock_session(self.conn, self.run.session_id)
+        try:
+            session = store.sessions.read(self.run.session_id)
+        finally:
+            unlock_session(self.conn, self.run.session_id)
+            self.conn.commit()
+        if session is None:
+            raise NotFound("the session no longer exists")
+        return session
+
+    def _loop(
+        self, chain: RecordingChain, state: RunState, gateway: Gateway, store: OverlayStore
+    ) -> tuple[str, str | None]:
+        for _ in range(self.deps.config.max_turns):
+            state.check_deadline()
+            self.steps.check()  # a step boundary, as in a real run
+            try:
+                response = model_phase(chain, state, gateway)
+            except QuotaExhausted:
+                return "quota_exhausted", None
+            self.steps.check()
+            self.answer = response.message
+            state.history.append(StoredMessage(state.next_seq, response.message))
+            uses = tool_uses(response.message)
+            if not uses:
+                return "completed", response.stop_reason
+            results = tool_phase(chain, state, ToolContext(store, state, self.deps, chain), uses)
+            state.history.append(StoredMessage(state.next_seq, results))
+        return "max_turns", "max_turns"
+
+    def _changes(self, store: OverlayStore) -> dict[str, Any] | None:
+        if self.plan is None:
+            return None
+        try:
+            return store.changes(self.run.session_id)
+        except Exception:  # the snapshot broke with the turn: the error that ended it is what counts
+            log.exception("the changes of try run %s could not be read", self.run.id)
+            return None
+
+    def result(self, stop_reason: str | None) -> dict[str, Any] | None:
+        """The run's ``result``: what the turn did (None when it never got past its plan)."""
+        if self.plan is None:
+            return None
+        return {
+            "answer": None if self.answer is None else message_to_dict(self.answer),
+            "stop_reason": stop_reason,
+            "calls": [{"id": None if c["id"] is None else str(c["id"])} for c in self.record.calls],
+            "tools": self.record.tools,
+            "usage": self.record.usage(),
+            "cost": self.record.cost(),
+            "changes": self.changes or {"files": [], "memory": [], "todos": None},
+            "excluded": list(self.plan.excluded),
+            "added": list(self.plan.added),
+        }
+
+    def audit_detail(self, status: str, code: str | None) -> dict[str, Any]:
+        """The ``context.try`` audit row's detail: what was left out, the model, the outcome; no content."""
+        outcome = "ok" if status in SUCCEEDED else code or status
+        excluded = list(self.plan.excluded) if self.plan is not None else []
+        return {"excluded": excluded, "model": self.model, "outcome": outcome, "mode": "turn"}
