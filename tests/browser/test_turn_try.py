@@ -9,7 +9,9 @@ would-be diff. Refresh the screenshot in ``docs/images/`` with::
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -28,6 +30,7 @@ THANKS = "message:21"  # the demo's closing "Thanks, that is all for now."
 REWRITE = 'Rewrite the notes.\n/tool write_file {"path": "/notes.md", "content": "# Plan\\n- try the whole turn\\n"}'
 TURN_TIMEOUT = 60_000  # two queued runs on a loaded 2-core machine
 IMAGES = REPO_ROOT / "docs" / "images"
+DOC = REPO_ROOT / "docs" / "learning" / "whole-turn-try.md"
 
 
 def _try_the_turn(admin: Admin, message: str = REWRITE) -> dict[str, Locator]:
@@ -74,11 +77,27 @@ def test_the_panel_tries_a_whole_turn_side_by_side_with_the_saved_context(admin:
     assert api.get(f"/v1/sessions/{demo.session_id}/context-overrides")["overrides"] == []
     tries = api.get(f"/v1/sessions/{demo.session_id}/runs")["items"][len(runs) :]
     assert sorted((run["kind"], run["status"]) for run in tries) == [("try", "completed")] * 2
+    _assert_the_learning_doc_shows(
+        next(run["result"] for run in tries if run["result"]["excluded"] == [THANKS])
+    )
     read = api.post_and_wait(
         f"/v1/sessions/{demo.session_id}/messages", json={"content": '/tool read_file {"path": "/notes.md"}'}
     )
     result = read["messages"][2]["content"][0]
     assert "ship the inspector" in result["content"] and "whole turn" not in result["content"]
+
+
+def _assert_the_learning_doc_shows(result: dict) -> None:
+    """The result in docs/learning/whole-turn-try.md is B's, as the server answered it (usage and calls aside)."""
+    text = DOC.read_text()
+    block = re.search(r"<!-- turn-result-example -->\n```json\n(.*?)\n```", text, re.DOTALL)
+    assert block, "docs/learning/whole-turn-try.md lost its <!-- turn-result-example --> block"
+    shown = json.loads(block.group(1))
+    for key in ("stop_reason", "changes", "excluded", "added"):
+        assert shown[key] == result[key], key
+    assert [{**tool, "duration_ms": 0} for tool in shown["tools"]] == [
+        {**tool, "duration_ms": 0} for tool in result["tools"]
+    ]
 
 
 def _queued_try(engine: sa.Engine, demo: Demo, api: Api) -> str:
