@@ -31,6 +31,7 @@ from hango.cli.context_calls import diff_calls, list_calls, render_call, render_
 from hango.cli.context_parts import StoredSet, by_route, expand, known_parts, unknown_parts, with_pairs
 from hango.cli.context_suggest import render_compaction, render_suggestions
 from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
+from hango.cli.context_turn import render_turn
 from hango.cli.progress import follow, succeeded
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
@@ -66,6 +67,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     source.add_argument("--text", help="the replacement text")
     source.add_argument("--file", type=Path, help="read the replacement from a file (- for stdin)")
     attempt = _command(actions, "try", "send one model call with parts left out; nothing is stored", try_call)
+    attempt.add_argument(
+        "--turn",
+        action="store_true",
+        help="run the whole turn with its tools on a scratch copy of the session (steps on stderr), "
+        "then print the answer and the diffs it would have made",
+    )
     attempt.add_argument(
         "--exclude", nargs="+", action="extend", default=[], metavar="PART", help=EXCLUDE_HELP
     )
@@ -343,7 +350,17 @@ def try_call(api: Client, args: argparse.Namespace) -> Any:
         body["replace"] = dict(args.replace)
     if args.message is not None:
         body["message"] = args.message
-    return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
+    if not args.turn:
+        return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
+    queued = api.request("POST", f"/v1/sessions/{args.session}/context/try", body={**body, "mode": "turn"})
+    return succeeded(follow(api, queued))
+
+
+def render_try_or_turn(result: dict[str, Any], _args: argparse.Namespace) -> list[str]:
+    """A one-call try's answer, or an ended try run's turn (``--turn``)."""
+    if result.get("kind") == "try":
+        return render_turn(result, terminal_width())
+    return render_try(result, terminal_width())
 
 
 def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
@@ -405,7 +422,7 @@ PRINTERS = {
     exclude_parts: partial(said, EXCLUDE_SAYS),
     include_parts: partial(said, INCLUDE_SAYS),
     replace_part: partial(said, REPLACE_SAYS),
-    try_call: lambda result, _args: render_try(result, terminal_width()),
+    try_call: render_try_or_turn,
     suggest_parts: lambda result, _args: render_suggestions(result, terminal_width()),
     compact_now: lambda result, _args: render_compaction(result, terminal_width()),
     list_calls: lambda result, _args: render_calls(result, terminal_width()),

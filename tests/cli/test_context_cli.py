@@ -221,6 +221,31 @@ def test_try_prints_the_answer_tool_calls_and_usage_and_stores_nothing(hango, de
     assert len(json.loads(history.out)["items"]) == 22
 
 
+def test_try_turn_prints_the_steps_then_the_answer_a_summary_and_the_would_be_diffs(hango, demo_session):
+    session = demo_session["session_id"]
+    write = '/tool write_file {"path": "/turn.md", "content": "from the turn"}'
+
+    result = hango("context", "try", "--session", session, "--turn", "--message", f"Write it.\n{write}")
+
+    assert result.code == 0, result.err
+    assert "model call (context_try) offline/echo..." in result.err.splitlines()
+    assert any(line.startswith("tool write_file done in ") for line in result.err.splitlines())
+    lines = result.out.splitlines()
+    assert lines[0] == "answer:"
+    assert "stop reason: end_turn" in lines
+    assert any(
+        re.fullmatch(
+            r"2 calls · 1 tool call · input \d+ · output \d+ · cache read 0 · cache write 0 · \$0", li
+        )
+        for li in lines
+    ), lines
+    diff = lines[lines.index("would change (nothing was stored):") + 1 :]
+    assert diff[:3] == ["created /turn.md", "--- a/turn.md", "+++ b/turn.md"]
+    assert "+from the turn" in diff and "\\ No newline at end of file" in diff
+    history = hango("messages", "--session", session, "--json")
+    assert len(json.loads(history.out)["items"]) == 22
+
+
 def test_json_output_parses(hango, demo_session):
     session = demo_session["session_id"]
     assert inspect_json(hango, session)["session_id"] == session
