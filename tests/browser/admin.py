@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
-from playwright.sync_api import ConsoleMessage, Locator, Page, expect
+from playwright.sync_api import ConsoleMessage, Locator, Page, Route, expect
 
 from tests.support.queue import finished_over_http
 
@@ -80,6 +80,15 @@ class Admin:
         self.page.click("button[type=submit]")
         expect(self.page).to_have_url(re.compile(r"/admin/sessions$"))
         self.page.wait_for_load_state()  # Alpine has bound the forms: typing is kept
+
+    def refuse(self, url: str, status: int, code: str) -> None:
+        """Answer every request to ``url`` (a glob) with this error, as the server words one, and ``Retry-After: 7``."""
+
+        def answer(route: Route) -> None:
+            body = {"error": {"code": code, "message": "refused", "details": None}}
+            route.fulfill(status=status, json=body, headers={"Retry-After": "7"})
+
+        self.page.route(url, answer)
 
     def open_context(self, session_id: str) -> None:
         """Open a session's Context panel and wait for its parts."""

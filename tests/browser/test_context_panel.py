@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from playwright.sync_api import Route, expect
+from playwright.sync_api import expect
 
 from tests.browser.admin import Admin, Api, Demo, inspect_totals
 
@@ -214,11 +214,7 @@ def test_try_reports_an_exhausted_quota(admin: Admin, api: Api, demo: Demo):
     [(504, "provider_timeout", "No answer in time"), (429, "rate_limited", "Try again in 7 seconds")],
 )
 def test_try_reports_timeouts_and_rate_limits(admin: Admin, demo: Demo, status: int, code: str, shown: str):
-    def refuse(route: Route) -> None:
-        body = {"error": {"code": code, "message": "refused", "details": None}}
-        route.fulfill(status=status, json=body, headers={"Retry-After": "7"})
-
-    admin.page.route("**/context/try", refuse)
+    admin.refuse("**/context/try", status, code)
     admin.sign_in(demo.owner_key)
     admin.open_context(demo.session_id)
     admin.page.get_by_test_id("try").get_by_role("button", name="Try", exact=True).click()

@@ -158,6 +158,21 @@ def test_a_whole_turn_try_reports_an_exhausted_quota(admin: Admin, api: Api, dem
     expect(admin.page.get_by_test_id("try-error")).to_contain_text("quota for this month is used up")
 
 
+@pytest.mark.parametrize(
+    ("status", "code", "shown"),
+    [(429, "too_many_runs", "Try again in 7 seconds"), (404, "not_found", "Not found")],
+)
+def test_a_whole_turn_try_reports_too_many_runs_and_a_missing_session(
+    admin: Admin, demo: Demo, status: int, code: str, shown: str
+):
+    admin.refuse("**/context/try", status, code)
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    admin.page.get_by_role("button", name="Try the whole turn").click()
+    expect(admin.page.get_by_test_id("try-error")).to_contain_text(shown)
+    expect(admin.page.get_by_test_id("turn")).to_be_hidden()
+
+
 def test_whole_turn_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
     """A and B of a whole turn that rewrites /notes.md, its would-be diff shown in both columns."""
     page = admin.page
