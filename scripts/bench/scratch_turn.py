@@ -22,35 +22,19 @@ import argparse
 import datetime as dt
 import json
 import time
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import requests
 
-from hango.agent.catalog import MAX_CONTEXT_WINDOW
-from hango.db import make_engine
-from hango.store import TenantStore
+from scripts.bench import ledger
 from scripts.bench.hango_server import database, run_ended, serving
-from scripts.bench.history import add_agent, add_session
 from scripts.bench.inspector_report import p50, p95
 
 RATE_LIMIT = 10_000_000
 TARGET = 1.5
 WARMUP = 2
 WRITE = '/tool write_file {"path": "/bench.md", "content": "a line the turn writes"}'
-
-
-def seed(database_url: str, principal: dict) -> str:
-    engine = make_engine(database_url)
-    owner = uuid.UUID(principal["user_id"])
-    with engine.begin() as conn:
-        store = TenantStore(conn, uuid.UUID(principal["tenant_id"]))
-        agent = add_agent(store, owner)
-        store.agents.update(agent.id, context_window=MAX_CONTEXT_WINDOW)
-        session = add_session(store, agent.id, owner, 1_000, seed=1_000, summary=False)
-    engine.dispose()
-    return str(session.id)
 
 
 def turn(http: requests.Session, url: str, session: str, kind: str, index: int) -> tuple[float, float, dict]:
@@ -75,7 +59,7 @@ def turn(http: requests.Session, url: str, session: str, kind: str, index: int) 
 
 def measure(pairs: int) -> dict[str, Any]:
     with database(RATE_LIMIT) as (data_dir, url, principal):
-        session = seed(url, principal)
+        session, _ = ledger.seed(url, principal)  # two sessions of that history; one is enough here
         with serving(data_dir, url, principal, 1) as server:
             http = requests.Session()
             http.headers["Authorization"] = f"Bearer {principal['api_key']}"
