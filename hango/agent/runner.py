@@ -187,7 +187,32 @@ class _Compaction(_Job):
         return RunResult(self._close(status, None, error, result), [])
 
 
-class _Scratch(_Job):
+class _Turns(_Job):
+    """A job that drives turns (a run, a scratch turn): its work ends in a status, or in an error it is closed with."""
+
+    def _execute(self) -> RunResult:
+        try:
+            status, stop_reason = self._work()
+        except Cancelled:
+            return self._end("cancelled", None)
+        except HangoError as exc:
+            return self._end(_failed_status(exc), None, exc)
+        except Exception:
+            # A bug closes the run too (as internal_error), or it would stay ``running`` for ever.
+            self._end("failed", None, HangoError())
+            raise
+        return self._end(status, stop_reason)
+
+    @abstractmethod
+    def _work(self) -> tuple[str, str | None]:
+        """The turns; the run's status and stop reason."""
+
+    @abstractmethod
+    def _end(self, status: str, stop_reason: str | None, error: HangoError | None = None) -> RunResult:
+        """Close the run."""
+
+
+class _Scratch(_Turns):
     """A try run: one scratch turn (``hango.agent.scratch``), what it did the run's ``result``."""
 
     span_name = names.SPAN_CONTEXT_TRY
@@ -201,17 +226,8 @@ class _Scratch(_Job):
         )
         return self
 
-    def _execute(self) -> RunResult:
-        try:
-            status, stop_reason = self.turn.execute()
-        except Cancelled:
-            return self._end("cancelled", None)
-        except HangoError as exc:
-            return self._end(_failed_status(exc), None, exc)
-        except Exception:
-            self._end("failed", None, HangoError())  # a bug closes the run too
-            raise
-        return self._end(status, stop_reason)
+    def _work(self) -> tuple[str, str | None]:
+        return self.turn.execute()
 
     def _end(self, status: str, stop_reason: str | None, error: HangoError | None = None) -> RunResult:
         """Close the run with the turn's result, audited as a try (``context.try``, ``mode`` turn)."""
@@ -231,7 +247,7 @@ class _Scratch(_Job):
         return RunResult(self._close(status, stop_reason, error, self.turn.result(stop_reason)), [])
 
 
-class _Run(_Job):
+class _Run(_Turns):
     """One run of the agent loop: the state, the chain and the bookkeeping of its turns."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -239,19 +255,6 @@ class _Run(_Job):
         self.chain: Chain  # built by ``prepare_session``, like every other assembly's
         self.new: list[Any] = []
         self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
-
-    def _execute(self) -> RunResult:
-        try:
-            status, stop_reason = self._work()
-        except Cancelled:
-            return self._end("cancelled", None)
-        except HangoError as exc:
-            return self._end(_failed_status(exc), None, exc)
-        except Exception:
-            # A bug closes the run too (as internal_error), or it would stay ``running`` for ever.
-            self._end("failed", None, HangoError())
-            raise
-        return self._end(status, stop_reason)
 
     def _work(self) -> tuple[str, str | None]:
         prepared = prepare_session(self.deps, self.store, self.session, self.caller)

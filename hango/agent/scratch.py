@@ -126,10 +126,15 @@ class RecordingChain:
         use = call.use
         entry = {"call": self.record.asked.get(use.id), "id": use.id, "name": use.name, "input": use.input}
         self.record.tools.append(entry)  # when asked: a subagent's tools come after its ``task``
+        entry.update(
+            result=None, is_error=True, duration_ms=None
+        )  # unless it returns: a deadline or a cancel
         clock = time.monotonic()
-        result = self.chain.call_tool(call, state, handler)
-        duration_ms = int((time.monotonic() - clock) * 1000)
-        entry.update(result=result.content, is_error=result.is_error, duration_ms=duration_ms)
+        try:
+            result = self.chain.call_tool(call, state, handler)
+        finally:
+            entry["duration_ms"] = int((time.monotonic() - clock) * 1000)
+        entry.update(result=result.content, is_error=result.is_error)
         return result
 
 

@@ -20,6 +20,7 @@ from hango.agent.state import Caller
 from hango.db import schema
 from hango.inspector.trying import shape_turn
 from hango.store import TenantStore
+from hango.store.locks import lock_run, unlock_run
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import Chat, tool_call, tool_calls
 from tests.runtime.conftest import OpenChat
@@ -272,6 +273,7 @@ def test_the_overlay_hides_a_concurrent_real_runs_writes(
 
     assert real.status_code == 201, real.get_json()
     assert scratch.is_alive()  # the real run was not blocked by the scratch turn
+    assert run_of(chat, str(try_id))["status"] == "running"  # nor did it take the turn for a dead one
     assert chat.file("/shared.md") == "changed\n"
     go_on.set()
     scratch.join(WAIT)
@@ -414,3 +416,21 @@ def test_a_scratch_turn_past_the_run_deadline_ends_timeout(
 
     assert (run["status"], run["error"]["status"]) == ("timeout", 504)
     assert run["result"]["calls"] == [] and chat.messages() == []
+
+
+def test_a_try_run_is_alive_while_its_own_lock_is_held_and_reaped_once_nobody_holds_it(
+    open_chat: OpenChat, engine: sa.Engine
+) -> None:
+    chat = open_chat("offline/echo")
+    run_id = uuid.UUID(try_turn(chat, message="hi").get_json()["id"])
+    with engine.connect() as worker:  # what the worker's connection holds while the turn works
+        lock_run(worker, run_id)
+        TenantStore(worker, chat.tenant_id).runs.start(run_id)
+        worker.commit()
+
+        assert run_of(chat, str(run_id))["status"] == "running"  # the session's lock is nobody's
+
+        unlock_run(worker, run_id)  # what a killed worker's connection lets go
+        worker.commit()
+    run = run_of(chat, str(run_id))
+    assert (run["status"], run["error"]["code"]) == ("failed", "interrupted")
