@@ -87,6 +87,21 @@ def test_the_panel_tries_a_whole_turn_side_by_side_with_the_saved_context(admin:
     assert "ship the inspector" in result["content"] and "whole turn" not in result["content"]
 
 
+def test_without_unsaved_changes_the_whole_turn_runs_the_saved_context_alone(
+    admin: Admin, api: Api, demo: Demo
+):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    admin.page.get_by_role("button", name="Try the whole turn").click()
+
+    columns = admin.page.get_by_test_id("turn-column")
+    expect(columns.get_by_test_id("turn-status")).to_have_text(["completed"], timeout=TURN_TIMEOUT)
+    expect(columns).to_have_attribute("data-column", "a")
+    expect(columns.get_by_test_id("turn-no-changes")).to_be_visible()  # "Thanks…" answered again: no tool
+    kinds = [run["kind"] for run in api.get(f"/v1/sessions/{demo.session_id}/runs")["items"]]
+    assert kinds.count("try") == 1
+
+
 def _assert_the_learning_doc_shows(result: dict) -> None:
     """The result in docs/learning/whole-turn-try.md is B's, as the server answered it (usage and calls aside)."""
     text = DOC.read_text()
