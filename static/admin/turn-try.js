@@ -36,9 +36,10 @@ document.addEventListener("alpine:init", () => {
       this.turnStarting = true;
       const changes = model.tryBody(this.snapshot, Alpine.raw(this.want), this.storedAll, this.tryMessage);
       const bodies = { b: { ...changes, mode: "turn" }, a: { mode: "turn", message: changes.message } };
-      const queued = [];
+      const keys = this.pendingCount ? ["b", "a"] : ["a"];
+      const queued = []; // A first
       try {
-        for (const key of this.pendingCount ? ["b", "a"] : ["a"]) queued.unshift(await this.queueTurn(key, bodies[key]));
+        for (const key of keys) queued.unshift(await this.queueTurn(key, bodies[key]));
       } catch (error) {
         await Promise.all(queued.map((column) => this.cancelRun(column)));
         this.showError(error, "tryError");
