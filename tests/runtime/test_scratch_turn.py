@@ -147,6 +147,9 @@ def test_a_scratch_turn_is_a_queued_try_run_whose_result_says_what_the_turn_did(
     assert result["cost"] is None  # the fake model has no price
     assert (result["excluded"], result["added"]) == ([], [])
     assert chat.messages() == [] and chat.file("/notes.md") is None
+    with chat.engine.connect() as conn:  # the turn's own messages are no part of the session to cost
+        parts = conn.execute(sa.select(schema.part_costs.c.part)).scalars().all()
+    assert parts and not [p for p in parts if p.startswith("message:")]
     listed = [r for r in chat.runs() if r["id"] == run["id"]]
     assert listed[0]["kind"] == "try" and listed[0]["result"]["calls"] == [
         {"id": c["id"]} for c in result["calls"]
