@@ -171,11 +171,12 @@ def replaced_text(message: Message, text: str) -> Message:
     return replace(message, content=tuple(content))
 
 
-def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]:
+def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, tuple[PartID, ...]]:
     """For each message part, every part sent or left out with it: its tool pairs, transitively.
 
     Pairs only link neighbours, so each group is a run of consecutive linked
-    messages; the lists are in part order and leave the part itself out.
+    messages; the tuples are in part order and leave the part itself out (a
+    message paired with nothing shares the empty tuple).
     """
     groups: list[list[PartID]] = []
     for sourced, linked in zip(messages, paired_with_previous([m.message for m in messages]), strict=True):
@@ -183,10 +184,10 @@ def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]
             groups[-1].append(sourced.part)
         else:
             groups.append([sourced.part])
-    out: dict[PartID, list[PartID]] = {}
+    out: dict[PartID, tuple[PartID, ...]] = {}
     for group in groups:
         for part in group:
-            out[part] = [p for p in group if p != part] if len(group) > 1 else []
+            out[part] = tuple(p for p in group if p != part) if len(group) > 1 else ()
     return out
 
 

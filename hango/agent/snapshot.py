@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.deps import Deps
@@ -52,12 +52,12 @@ class PartView:
     original_tokens: int | None = None
     override: str | None = None
     paired: bool = False
-    paired_with: list[PartID] = field(default_factory=list)
+    paired_with: tuple[PartID, ...] = ()
     stale: bool = False
     cached_prefix: bool = False
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
-    tools: list[str] = field(default_factory=list)  # the tools it defines, calls or answers
+    tools: tuple[str, ...] = ()  # the tools it defines, calls or answers
 
 
 @dataclass
@@ -167,7 +167,7 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
     )
     view.original_tokens = tokens  # kept by ``_mark_override`` on replaced parts only
     if kind == "tool":
-        view.tools = [label_of(part)]
+        view.tools = (label_of(part),)
     return view
 
 
@@ -205,7 +205,7 @@ def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[Part
             tokens if override is not None and override.action == REPLACE else None,
             None if override is None else override.action,
             override is not None and override.paired_from is not None,
-            paired_with=pairs.get(part, []),
+            paired_with=pairs.get(part, ()),
             role=message.role,
             tools=tools,
         )
@@ -291,7 +291,7 @@ def message_label(part: PartID, message: Message, tool_names: dict[str, str]) ->
     return _label(part, message, _held(message, tool_names)[0])
 
 
-def tools_of(message: Message, tool_names: dict[str, str]) -> list[str]:
+def tools_of(message: Message, tool_names: dict[str, str]) -> tuple[str, ...]:
     """The tools a message calls or answers, each once, in order."""
     return _held(message, tool_names)[1]
 
@@ -302,7 +302,7 @@ def _label(part: PartID, message: Message, kinds: list[str]) -> str:
     return f"{label_of(part)} {message.role} · {', '.join(kinds)}"
 
 
-def _held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[str]]:
+def _held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
     """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
     grep``: a result names the tool it answers) and the tools called or answered."""
     kinds: list[str] = []
@@ -320,7 +320,7 @@ def _held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list
             kinds.append(kind)
         if tool is not None and tool not in tools:
             tools.append(tool)
-    return kinds, tools
+    return kinds, tuple(tools)  # most hold none: the shared empty tuple
 
 
 def message_preview(message: Message) -> str:
