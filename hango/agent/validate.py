@@ -30,18 +30,24 @@ class Problem:
     indexes: tuple[int, ...] = ()
 
 
-def _tool_ids(messages: Sequence[Message]) -> tuple[list[list[str]], list[list[str]]]:
-    """Each message's tool_use ids and tool_result ids, in one pass over the blocks."""
-    uses: list[list[str]] = []
-    results: list[list[str]] = []
+def _tool_ids(messages: Sequence[Message]) -> tuple[list[Sequence[str]], list[Sequence[str]]]:
+    """Each message's tool_use ids and tool_result ids, in one pass over the blocks.
+
+    A message without such blocks (most are) gets the shared empty tuple: on a long history
+    two fresh lists per message were most of the objects this made.
+    """
+    uses: list[Sequence[str]] = []
+    results: list[Sequence[str]] = []
     for message in messages:
-        uses.append([])
-        results.append([])
+        use_ids: list[str] = []
+        result_ids: list[str] = []
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                uses[-1].append(block.id)
+                use_ids.append(block.id)
             elif isinstance(block, ToolResultBlock):
-                results[-1].append(block.tool_use_id)
+                result_ids.append(block.tool_use_id)
+        uses.append(use_ids or ())
+        results.append(result_ids or ())
     return uses, results
 
 
@@ -54,7 +60,9 @@ def _shape_problems(messages: Sequence[Message]) -> list[Problem]:
     return problems
 
 
-def _role_problems(index: int, message: Message, uses: list[str], results: list[str]) -> list[Problem]:
+def _role_problems(
+    index: int, message: Message, uses: Sequence[str], results: Sequence[str]
+) -> list[Problem]:
     if message.role == "user" and uses:
         return [Problem("tool_use_from_user", f"user message {index} holds tool_use", (index,))]
     if message.role == "assistant" and results:
@@ -63,7 +71,9 @@ def _role_problems(index: int, message: Message, uses: list[str], results: list[
     return []
 
 
-def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[list[str]]) -> list[Problem]:
+def _pairing_problems(
+    index: int, uses: Sequence[Sequence[str]], results: Sequence[Sequence[str]]
+) -> list[Problem]:
     answered = set(results[index + 1]) if index + 1 < len(results) else set()
     asked = set(uses[index - 1]) if index > 0 else set()
     problems = []
@@ -79,7 +89,7 @@ def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[l
 
 
 def _message_problems(
-    messages: Sequence[Message], tool_ids: tuple[list[list[str]], list[list[str]]] | None = None
+    messages: Sequence[Message], tool_ids: tuple[list[Sequence[str]], list[Sequence[str]]] | None = None
 ) -> list[Problem]:
     """The problems of single messages, which stay in every suffix that holds the message."""
     uses, results = tool_ids or _tool_ids(messages)

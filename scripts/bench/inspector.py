@@ -47,6 +47,7 @@ from hango.db import make_engine
 from hango.messages import Block, Message, Request, TextBlock, ToolDef, message_from_dict
 from hango.providers.offline import OfflineProvider
 from hango.store import TenantStore
+from scripts.bench.doc_tables import DOC, write_table
 from scripts.bench.hango_server import Hango, database, serving
 from scripts.bench.history import Session, add_agent, add_compacted_session, add_session
 from scripts.bench.inspector_report import SIZES, Load, describe, machine, render, targets, write
@@ -390,7 +391,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench-results", help="where the JSON goes")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
+    parser.add_argument(
+        "--write-doc",
+        action="store_true",
+        help="write the table into docs/performance.md (a full run only), with the commit, date and load",
+    )
     args = parser.parse_args(argv)
+    if args.write_doc and args.quick:
+        parser.error("--write-doc takes a full run: the quick one's few samples are no figures to keep")
     plan = QUICK if args.quick else FULL
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind, so that everything started is stopped
     try:
@@ -404,8 +412,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = targets(results)
     results |= {"machine": machine(), "plan": asdict(plan), "sessions": describe(sessions)}
     results["targets"] = [asdict(t) | {"ok": t.ok} for t in checks]
-    print(render(results, checks))
+    table = render(results, checks)
+    print(table)
     print(f"\nraw figures: {write(args.out, results)}")
+    if args.write_doc:
+        write_table("inspect", table)
+        print(f"written into {DOC.relative_to(REPO_ROOT)} between its bench:inspect markers")
     failed = [t for t in checks if not t.ok and (t.name == "errors" or not args.no_timing_asserts)]
     return 1 if failed else 0
 
