@@ -15,7 +15,7 @@ Reason codes: ``no_user_message``, ``starts_with_assistant``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hango.messages import Message, ToolResultBlock, ToolUseBlock
@@ -140,3 +140,37 @@ def safe_cut_points(messages: Sequence[Message]) -> list[int]:
     broken = [i for p in _message_problems(messages, tool_ids) for i in p.indexes]
     first = max(broken, default=-1) + 1
     return [k for k in range(first, len(messages)) if messages[k].role == "user" and not results[k]]
+
+
+def safe_cuts_from_the_end(messages: Sequence[Message]) -> Iterator[int]:
+    """``safe_cut_points(messages)`` from the last to the first, found walking back from the end.
+
+    A message's problems depend only on its neighbours, so the walk stops at the
+    last message with a problem (no cut before it is safe); a caller that stops
+    earlier (compaction keeps only the recent history) reads only what it passed.
+    """
+    ids = {}
+
+    def tool_ids(index: int) -> tuple[Sequence[str], Sequence[str]]:
+        found = ids.get(index)
+        if found is None:
+            uses, results = _tool_ids(messages[index : index + 1])
+            found = ids[index] = (uses[0], results[0])
+        return found
+
+    for index in range(len(messages) - 1, -1, -1):
+        uses, results = tool_ids(index)
+        if (uses or results) and _has_problem(messages, index, tool_ids):
+            return
+        if messages[index].role == "user" and not results:
+            yield index
+
+
+def _has_problem(messages: Sequence[Message], index: int, tool_ids) -> bool:
+    """Whether ``messages[index]`` (which holds tool blocks) breaks a rule of single messages."""
+    uses, results = tool_ids(index)
+    if _role_problems(index, messages[index], uses, results):
+        return True
+    answered = set(tool_ids(index + 1)[1]) if index + 1 < len(messages) else set()
+    asked = set(tool_ids(index - 1)[0]) if index > 0 else set()
+    return any(i not in answered for i in uses) or any(i not in asked for i in results)
