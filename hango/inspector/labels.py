@@ -32,9 +32,10 @@ def labelled(part: PartID, message: Message, kinds: list[str]) -> str:
     return f"{label_of(part)} {message.role} · {', '.join(kinds)}"
 
 
-def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[str]]:
+def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
     """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
-    grep``: a result names the tool it answers) and the tools called or answered."""
+    grep``: a result names the tool it answers) and the tools called or answered (most messages call
+    none: the shared empty tuple)."""
     kinds: list[str] = []
     tools: list[str] = []
     for block in message.content:
@@ -50,7 +51,7 @@ def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[
             kinds.append(kind)
         if tool is not None and tool not in tools:
             tools.append(tool)
-    return kinds, tools
+    return kinds, tuple(tools)
 
 
 def message_preview(message: Message) -> str:

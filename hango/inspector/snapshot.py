@@ -9,14 +9,13 @@ it has one (``counted: "provider"``), else that estimate.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
-from hango.agent.ledger.record import sent_call
 from hango.agent.ledger.verdict import Outlook, part_cache_losses
 from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
@@ -52,13 +51,13 @@ class PartView:
     original_tokens: int | None = None
     override: str | None = None
     paired: bool = False
-    paired_with: list[PartID] = field(default_factory=list)
+    paired_with: tuple[PartID, ...] = ()  # most parts pair with nothing: the shared empty tuple
     stale: bool = False
     excluded_by: PartID | None = None  # the part whose override left this one out (pending.mark_excluded_by)
     cached_prefix: bool = False
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
-    tools: list[str] = field(default_factory=list)  # the tools it defines, calls or answers
+    tools: tuple[str, ...] = ()  # the tools it defines, calls or answers
 
 
 @dataclass
@@ -130,7 +129,7 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook) -> Snapshot:
         _mark_override(view, state.overrides.get(view.id))
     if state.overrides:
         _add_stale(state.overrides, system, tools, messages)
-    _mark_cache([*tools, *system, *messages], sent, ahead)
+    _mark_cache([*tools, *system, *messages], assembly, ahead)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
         system=system,
@@ -177,7 +176,7 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         tokens=sent_tokens,
         included=sent is not None,
         original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
-        tools=[label_of(part)] if kind == "tool" else [],
+        tools=(label_of(part),) if kind == "tool" else (),
     )
 
 
@@ -215,7 +214,7 @@ def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[Part
             original_tokens=tokens if override is not None and override.action == REPLACE else None,
             override=None if override is None else override.action,
             paired=override is not None and override.paired_from is not None,
-            paired_with=pairs.get(part, []),
+            paired_with=pairs.get(part, ()),
             role=message.role,
             tools=tools,
         )
@@ -255,7 +254,7 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
         groups[kind].append(view)
 
 
-def _mark_cache(views: list[PartView], sent: Draft, ahead: Outlook) -> None:
+def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook) -> None:
     """What a change of each part costs the prompt cache: the cached prefixes from that part on.
 
     The one cache model (``hango/agent/ledger/verdict.py``): the breakpoints hango places, the
@@ -267,7 +266,7 @@ def _mark_cache(views: list[PartView], sent: Draft, ahead: Outlook) -> None:
     """
     if ahead.state == "none":
         return
-    call = sent_call(sent)
+    call = assembly.sent
     losses = part_cache_losses(call, ahead)
     last = max(call.breakpoints, default=-1)
     at = {p.part: i for i, p in enumerate(call.parts)}
