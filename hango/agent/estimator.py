@@ -177,6 +177,14 @@ class MessageMemo:
             object.__setattr__(obj, self._name, value)
         return value
 
+    def total(self, objs: Iterable[object], compute: Callable[[Any], Any]) -> Any:
+        """The sum of ``get(obj, compute)`` over ``objs``, in one loop (a request's history is long)."""
+        name, total = self._name, 0
+        for obj in objs:
+            value = getattr(obj, name, None)
+            total += value if value is not None else self.get(obj, compute)
+        return total
+
 
 @dataclass(frozen=True)
 class Estimator:
@@ -226,11 +234,17 @@ class Estimator:
         return self.estimate_text(json.dumps(value, ensure_ascii=False))
 
     def estimate_block(self, block: Block) -> int:
-        """Estimated tokens of one system block."""
+        """Estimated tokens of one system block (remembered per block)."""
+        return self.memo.get(block, self._estimate_block)
+
+    def _estimate_block(self, block: Block) -> int:
         return self.weights.system_block + self.estimate_text(block.text)
 
     def estimate_tool(self, tool: ToolDef) -> int:
-        """Estimated tokens of one tool definition, as the JSON the provider receives."""
+        """Estimated tokens of one tool definition, as the JSON the provider receives (remembered per tool)."""
+        return self.memo.get(tool, self._estimate_tool)
+
+    def _estimate_tool(self, tool: ToolDef) -> int:
         definition = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
         return self.weights.tool + self._estimate_json(definition)
 
@@ -257,7 +271,7 @@ class Estimator:
         return (
             sum(self.estimate_block(b) for b in request.system)
             + sum(self.estimate_tool(t) for t in request.tools)
-            + sum(self.estimate_message(m) for m in request.messages)
+            + self.memo.total(request.messages, self._estimate_message)
         )
 
 
