@@ -36,9 +36,12 @@ def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], tuple
     """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
     grep``: a result names the tool it answers) and the tools called or answered (most messages call
     none: the shared empty tuple)."""
+    content = message.content
+    if len(content) == 1 and isinstance(content[0], TextBlock):  # most messages: one text
+        return ["text"], ()
     kinds: list[str] = []
     tools: list[str] = []
-    for block in message.content:
+    for block in content:
         if isinstance(block, ToolUseBlock):
             tool: str | None = block.name
             kind = f"tool_use {tool}"
@@ -61,8 +64,11 @@ def message_preview(message: Message) -> str:
     clipped before it is written as JSON (``clipped``), so the cost follows the
     preview's length, not the message's.
     """
+    content = message.content
+    if len(content) == 1 and isinstance(content[0], TextBlock):  # most messages: one text
+        return content[0].text[: PREVIEW_CHARS + 1]
     text = ""
-    for block in message.content:
+    for block in content:
         if len(text) >= PREVIEW_CHARS:
             break
         # one character more than a preview shows, so a block that long still reads as cut

@@ -189,36 +189,39 @@ def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[Part
     summary, so its kind and target are known without parsing its id.
     """
     pairs = companions(draft.messages)
-    sent_messages = {m.part: m.message for m in sent.messages}
+    # without overrides the call sent is the draft: each message is shown as it is
+    sent_messages = None if sent is draft else {m.part: m.message for m in sent.messages}
     names = {b.id: b.name for m in draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
+    get_override = overrides.get if overrides else lambda part: None
     views = []
     for sourced in draft.messages:
         part, message = sourced.part, sourced.message
         tokens = estimate_message(message)
-        shown = sent_messages.get(part)
+        shown = message if sent_messages is None else sent_messages.get(part)
         if shown is None or shown.content is message.content:
             cut, sent_tokens = preview(message_preview(message)), tokens
         else:
             cut, sent_tokens = preview(message_preview(shown)), estimate_message(shown)
         kinds, tools = held(message, names)
-        override = overrides.get(part)
-        view = PartView(
-            id=part,
-            kind="summary" if part == SUMMARY else "message",
-            target="session",
-            label=labelled(part, message, kinds),
-            preview=cut.text,
-            truncated=cut.truncated,
-            tokens=sent_tokens,
-            included=shown is not None,
-            original_tokens=tokens if override is not None and override.action == REPLACE else None,
-            override=None if override is None else override.action,
-            paired=override is not None and override.paired_from is not None,
-            paired_with=pairs.get(part, ()),
-            role=message.role,
-            tools=tools,
+        override = get_override(part)
+        views.append(
+            PartView(
+                id=part,
+                kind="summary" if part == SUMMARY else "message",
+                target="session",
+                label=labelled(part, message, kinds),
+                preview=cut.text,
+                truncated=cut.truncated,
+                tokens=sent_tokens,
+                included=shown is not None,
+                original_tokens=tokens if override is not None and override.action == REPLACE else None,
+                override=None if override is None else override.action,
+                paired=override is not None and override.paired_from is not None,
+                paired_with=pairs.get(part, ()),
+                role=message.role,
+                tools=tools,
+            )
         )
-        views.append(view)
     return views
 
 
