@@ -16,7 +16,7 @@ from typing import Any
 
 from hango.agent.chain import summary_message
 from hango.agent.draft import Draft
-from hango.agent.estimator import estimate_message, estimate_request
+from hango.agent.estimator import estimate_message, estimate_messages, estimate_request
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SUMMARY, SourcedMessage, seq_of, system_part
 from hango.agent.state import RunState
@@ -140,9 +140,9 @@ class Compaction:
         return {
             "summarize": [seq_of(stored[0].part), last],
             "keep_from": seq_of(stored[self.cut].part) if self.cut < len(stored) else None,
-            "tokens_summarized": sum(estimate_message(m.message) for m in stored[: self.cut]),
-            "previous_summary_tokens": sum(estimate_message(m.message) for m in earlier),
-            "tokens_kept": sum(estimate_message(m.message) for m in self.kept),
+            "tokens_summarized": estimate_messages(m.message for m in stored[: self.cut]),
+            "previous_summary_tokens": estimate_messages(m.message for m in earlier),
+            "tokens_kept": estimate_messages(m.message for m in self.kept),
         }
 
 

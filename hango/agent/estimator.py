@@ -266,12 +266,16 @@ class Estimator:
     def _estimate_message(self, message: Message) -> int:
         return self.weights.message + sum(self.estimate_content(b) for b in message.content)
 
+    def estimate_messages(self, messages: Iterable[Message]) -> int:
+        """The sum of ``estimate_message`` over ``messages``, in one loop."""
+        return self.memo.total(messages, self._estimate_message)
+
     def estimate_request(self, request: Request) -> int:
         """Estimated input tokens of a request: exactly the sum of its parts' estimates."""
         return (
             sum(self.estimate_block(b) for b in request.system)
             + sum(self.estimate_tool(t) for t in request.tools)
-            + self.memo.total(request.messages, self._estimate_message)
+            + self.estimate_messages(request.messages)
         )
 
 
@@ -285,4 +289,5 @@ estimate_block = DEFAULT_ESTIMATOR.estimate_block
 estimate_tool = DEFAULT_ESTIMATOR.estimate_tool
 estimate_content = DEFAULT_ESTIMATOR.estimate_content
 estimate_message = DEFAULT_ESTIMATOR.estimate_message
+estimate_messages = DEFAULT_ESTIMATOR.estimate_messages
 estimate_request = DEFAULT_ESTIMATOR.estimate_request
