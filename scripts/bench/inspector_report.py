@@ -19,7 +19,8 @@ from scripts.bench.history import Session, median_chars, tool_share
 SIZES = (100, 1_000, 10_000)
 LARGE = 50_000  # the 10,000 session's messages five times over: inspected only, paired with the 10,000 one
 LARGE_PARTNER = "inspect 10000 (50k pairs)"
-BYTES_PER_MESSAGE_BEFORE = 557  # a 50,000-message inspect answer per message before issue 28's round
+# The 50,000 session's inspect answer before issue 28's round (512c6d6), per message: it must not grow.
+BYTES_PER_MESSAGE_BEFORE = 27_873_047 / LARGE
 # Each measure and the one it was interleaved with, request by request: the table shows their p50 ratio.
 PARTNERS = {
     **{f"inspect {n}": f"baseline {n}" for n in SIZES},
