@@ -181,8 +181,9 @@ def close_set(
         if o.action == REPLACE and o.part in present and not holds_text(present[o.part].message):
             raise OverrideRejected("replace_needs_text", f"{o.part} holds no text to replace", [o.part])
     added: list[PartID] = []
-    groups = companions(messages)
-    for origin in [o.part for o in chosen.values() if o.action == EXCLUDE]:
+    origins = [o.part for o in chosen.values() if o.action == EXCLUDE]
+    groups = companions(messages) if origins else {}  # only an excluded part pulls companions in
+    for origin in origins:
         for part in groups.get(origin, ()):
             if part not in chosen or chosen[part].action != EXCLUDE:
                 chosen[part] = Override(part, EXCLUDE, None, origin)

@@ -85,8 +85,9 @@ def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -
     released = set(
         screen([Override(p, EXCLUDE) for p in body.include], parts_of(whole), stored_parts(stored))
     )
-    groups = companions(whole.messages)  # an included part brings its whole pair group back
-    released |= {other for p in released for other in groups.get(p, ())}
+    if released:  # an included part brings its whole pair group back
+        groups = companions(whole.messages)
+        released |= {other for p in released for other in groups.get(p, ())}
     agent = {p: o for p, o in stored.agent.items() if p not in released}
     agent |= {p: o for p, o in chosen.items() if target_of(p) == "agent"}
     explicit = {p: o for p, o in stored.session.items() if o.paired_from is None and p not in released}
