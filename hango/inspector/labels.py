@@ -9,6 +9,9 @@ from typing import Any
 from hango.agent.parts import PREVIEW_CHARS, SUMMARY, PartID
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
+# ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder for every call
+_json = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def label_of(part: PartID) -> str:
     """A short label for a part id: ``agent``, ``memory /memories/AGENTS.md``, ``read_file``, ``#7``."""
@@ -80,7 +83,7 @@ def _block_text(block: ContentBlock) -> str:
     if isinstance(block, TextBlock):
         return block.text
     if isinstance(block, ToolUseBlock):
-        return f"{block.name}({json.dumps(clipped(block.input, PREVIEW_CHARS), ensure_ascii=False)})"
+        return f"{block.name}({_json(clipped(block.input, PREVIEW_CHARS))})"
     return block.content
 
 
