@@ -14,7 +14,7 @@ from opentelemetry import trace
 
 from blueprints.common import error_response, part_id
 from blueprints.context_schemas import ANSWERS
-from hango import telemetry, tenancy
+from hango import collector, telemetry, tenancy
 from hango.agent.draft import Draft
 from hango.api import Blueprint
 from hango.inspector import calibration
@@ -106,6 +106,8 @@ def _record(snapshot: Snapshot, started: float) -> None:
 
 @blp.route("")
 class Context(MethodView):
+    # an inspect's objects are acyclic and live until its answer is written: no collector pass over them
+    @collector.paused_during
     @blp.arguments(InspectArgsSchema, location="query")
     @blp.response(200, description="the inspect response, one part (`full`), or a request body (`format`)")
     @blp.doc(responses={"200": {"content": {"application/json": {"schema": {"anyOf": ANSWERS}}}}})

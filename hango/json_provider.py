@@ -28,9 +28,10 @@ class OrjsonProvider(DefaultJSONProvider):
         if (self.compact is None and self._app.debug) or self.compact is False:
             return super().response(*args, **kwargs)
         obj = self._prepare_response_obj(args, kwargs)
-        options = _OPTIONS | (orjson.OPT_SORT_KEYS if self.sort_keys else 0)
+        # the newline jsonify ends with, written by orjson: ``body + b"\n"`` copied the whole answer
+        options = _OPTIONS | orjson.OPT_APPEND_NEWLINE | (orjson.OPT_SORT_KEYS if self.sort_keys else 0)
         try:
             body = orjson.dumps(obj, default=self.default, option=options)
         except TypeError:  # orjson.JSONEncodeError: e.g. an integer past 64 bits, which json writes
             return super().response(*args, **kwargs)
-        return self._app.response_class(body + b"\n", mimetype=self.mimetype)
+        return self._app.response_class(body, mimetype=self.mimetype)

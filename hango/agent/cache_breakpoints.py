@@ -39,27 +39,62 @@ def message_breakpoints(messages: tuple[SourcedMessage, ...], budget: int) -> fr
 
     Blocks are counted from the first message (the system breakpoint sits right before it, or
     earlier). A bridge goes only on a message the provider sees end where it ends: one followed
-    by a message of the other role (the adapters join consecutive messages of one role).
+    by a message of the other role (the adapters join consecutive messages of one role). Only the
+    messages near the breakpoints are counted, walking back from the last: the cost follows the
+    lookback, not the history's length.
     """
     if not messages or budget <= 0:
         return frozenset()
-    ends, total = [], 0
-    for sourced in messages:
-        total += sent_blocks(sourced.message)
-        ends.append(total)
-    last = len(messages) - 1
-    anchors = [i for i in range(last) if messages[i + 1].message.role != messages[i].message.role]
-    chosen = [last]
-    while len(chosen) < budget and ends[chosen[-1]] > LOOKBACK_BLOCKS:
-        reach = ends[chosen[-1]] - LOOKBACK_BLOCKS
-        earlier = [i for i in anchors if i < chosen[-1]]
-        within = [i for i in earlier if ends[i] >= reach]
-        # a single message longer than the lookback: the latest anchor before it, the best there is
-        bridge = min(within) if within else max(earlier, default=None)
-        if bridge is None or ends[bridge] == 0:
+    blocks = _Blocks(messages)
+    chosen = [len(messages) - 1]
+    while len(chosen) < budget and blocks.more_through(chosen[-1], LOOKBACK_BLOCKS):
+        bridge = _bridge(messages, blocks, chosen[-1])
+        if bridge is None or not blocks.more_through(bridge, 0):
             break
         chosen.append(bridge)
     return frozenset(chosen)
+
+
+class _Blocks:
+    """The sent blocks of each message, counted when first asked for."""
+
+    def __init__(self, messages: tuple[SourcedMessage, ...]) -> None:
+        self.messages = messages
+        self.counted: dict[int, int] = {}
+
+    def __getitem__(self, index: int) -> int:
+        count = self.counted.get(index)
+        if count is None:
+            count = self.counted[index] = sent_blocks(self.messages[index].message)
+        return count
+
+    def more_through(self, index: int, limit: int) -> bool:
+        """Whether the messages up to and including ``index`` hold more than ``limit`` blocks."""
+        total = 0
+        for i in range(index, -1, -1):
+            total += self[i]
+            if total > limit:
+                return True
+        return False
+
+
+def _bridge(messages: tuple[SourcedMessage, ...], blocks: _Blocks, before: int) -> int | None:
+    """The bridge for the breakpoint on ``messages[before]``: the earliest anchor (a message followed by
+    one of the other role) that ends at most ``LOOKBACK_BLOCKS`` blocks before it; with none that
+    close (a single message longer than the lookback), the latest anchor before it, the best there is.
+    """
+    between, best = 0, None  # the blocks of messages[i + 1 : before + 1]
+    for i in range(before - 1, -1, -1):
+        between += blocks[i + 1]
+        anchor = messages[i + 1].message.role != messages[i].message.role
+        if between > LOOKBACK_BLOCKS:
+            if best is not None:
+                return best
+            if anchor:
+                return i
+        elif anchor:
+            best = i
+    return best
 
 
 def with_breakpoints(draft: Draft) -> Draft:

@@ -16,11 +16,11 @@ from typing import Any
 
 from hango.agent.chain import summary_message
 from hango.agent.draft import Draft
-from hango.agent.estimator import estimate_message, estimate_request
+from hango.agent.estimator import estimate_message, estimate_messages, estimate_request
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SUMMARY, SourcedMessage, seq_of, system_part
 from hango.agent.state import RunState
-from hango.agent.validate import safe_cut_points
+from hango.agent.validate import safe_cuts_from_the_end
 from hango.messages import TextBlock, ToolResultBlock, ToolUseBlock
 
 KEEP_SHARE = 0.5
@@ -82,19 +82,22 @@ def stored_messages(draft: Draft) -> list[SourcedMessage]:
 
 
 def choose_cut(draft: Draft, budget: int) -> int | None:
-    """The first kept stored message: as much recent history as fits in half the budget, at least the last turn."""
+    """The first kept stored message: as much recent history as fits in half the budget, at least the last turn.
+
+    The safe cuts are walked from the end, so only the kept messages (and the first one past the room)
+    are read, whatever the history's length.
+    """
     stored = stored_messages(draft)
     fixed = estimate_request(draft.with_(messages=()).to_request())
     room = budget * KEEP_SHARE - fixed
-    cuts = sorted((k for k in safe_cut_points([m.message for m in stored]) if k > 0), reverse=True)
-    if not cuts:
-        return None
-    best, kept, index = cuts[0], 0, len(stored)
-    for k in cuts:
+    best, kept, index = None, 0, len(stored)
+    for k in safe_cuts_from_the_end([m.message for m in stored]):
+        if k == 0:
+            break
         kept += sum(estimate_message(m.message) for m in stored[k:index])
         index = k
         if kept > room:
-            break
+            return k if best is None else best  # the last turn is kept even when it does not fit
         best = k
     return best
 
@@ -137,9 +140,9 @@ class Compaction:
         return {
             "summarize": [seq_of(stored[0].part), last],
             "keep_from": seq_of(stored[self.cut].part) if self.cut < len(stored) else None,
-            "tokens_summarized": sum(estimate_message(m.message) for m in stored[: self.cut]),
-            "previous_summary_tokens": sum(estimate_message(m.message) for m in earlier),
-            "tokens_kept": sum(estimate_message(m.message) for m in self.kept),
+            "tokens_summarized": estimate_messages(m.message for m in stored[: self.cut]),
+            "previous_summary_tokens": estimate_messages(m.message for m in earlier),
+            "tokens_kept": estimate_messages(m.message for m in self.kept),
         }
 
 

@@ -177,6 +177,14 @@ class MessageMemo:
             object.__setattr__(obj, self._name, value)
         return value
 
+    def total(self, objs: Iterable[object], compute: Callable[[Any], Any]) -> Any:
+        """The sum of ``get(obj, compute)`` over ``objs``, in one loop (a request's history is long)."""
+        name, total = self._name, 0
+        for obj in objs:
+            value = getattr(obj, name, None)
+            total += value if value is not None else self.get(obj, compute)
+        return total
+
 
 @dataclass(frozen=True)
 class Estimator:
@@ -226,11 +234,17 @@ class Estimator:
         return self.estimate_text(json.dumps(value, ensure_ascii=False))
 
     def estimate_block(self, block: Block) -> int:
-        """Estimated tokens of one system block."""
+        """Estimated tokens of one system block (remembered per block)."""
+        return self.memo.get(block, self._estimate_block)
+
+    def _estimate_block(self, block: Block) -> int:
         return self.weights.system_block + self.estimate_text(block.text)
 
     def estimate_tool(self, tool: ToolDef) -> int:
-        """Estimated tokens of one tool definition, as the JSON the provider receives."""
+        """Estimated tokens of one tool definition, as the JSON the provider receives (remembered per tool)."""
+        return self.memo.get(tool, self._estimate_tool)
+
+    def _estimate_tool(self, tool: ToolDef) -> int:
         definition = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
         return self.weights.tool + self._estimate_json(definition)
 
@@ -252,12 +266,16 @@ class Estimator:
     def _estimate_message(self, message: Message) -> int:
         return self.weights.message + sum(self.estimate_content(b) for b in message.content)
 
+    def estimate_messages(self, messages: Iterable[Message]) -> int:
+        """The sum of ``estimate_message`` over ``messages``, in one loop."""
+        return self.memo.total(messages, self._estimate_message)
+
     def estimate_request(self, request: Request) -> int:
         """Estimated input tokens of a request: exactly the sum of its parts' estimates."""
         return (
             sum(self.estimate_block(b) for b in request.system)
             + sum(self.estimate_tool(t) for t in request.tools)
-            + sum(self.estimate_message(m) for m in request.messages)
+            + self.estimate_messages(request.messages)
         )
 
 
@@ -271,4 +289,5 @@ estimate_block = DEFAULT_ESTIMATOR.estimate_block
 estimate_tool = DEFAULT_ESTIMATOR.estimate_tool
 estimate_content = DEFAULT_ESTIMATOR.estimate_content
 estimate_message = DEFAULT_ESTIMATOR.estimate_message
+estimate_messages = DEFAULT_ESTIMATOR.estimate_messages
 estimate_request = DEFAULT_ESTIMATOR.estimate_request

@@ -15,7 +15,7 @@ Reason codes: ``no_user_message``, ``starts_with_assistant``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hango.messages import Message, ToolResultBlock, ToolUseBlock
@@ -30,18 +30,24 @@ class Problem:
     indexes: tuple[int, ...] = ()
 
 
-def _tool_ids(messages: Sequence[Message]) -> tuple[list[list[str]], list[list[str]]]:
-    """Each message's tool_use ids and tool_result ids, in one pass over the blocks."""
-    uses: list[list[str]] = []
-    results: list[list[str]] = []
+def _tool_ids(messages: Sequence[Message]) -> tuple[list[Sequence[str]], list[Sequence[str]]]:
+    """Each message's tool_use ids and tool_result ids, in one pass over the blocks.
+
+    A message without such blocks (most are) gets the shared empty tuple: on a long history
+    two fresh lists per message were most of the objects this made.
+    """
+    uses: list[Sequence[str]] = []
+    results: list[Sequence[str]] = []
     for message in messages:
-        uses.append([])
-        results.append([])
+        use_ids: list[str] = []
+        result_ids: list[str] = []
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                uses[-1].append(block.id)
+                use_ids.append(block.id)
             elif isinstance(block, ToolResultBlock):
-                results[-1].append(block.tool_use_id)
+                result_ids.append(block.tool_use_id)
+        uses.append(use_ids or ())
+        results.append(result_ids or ())
     return uses, results
 
 
@@ -54,7 +60,9 @@ def _shape_problems(messages: Sequence[Message]) -> list[Problem]:
     return problems
 
 
-def _role_problems(index: int, message: Message, uses: list[str], results: list[str]) -> list[Problem]:
+def _role_problems(
+    index: int, message: Message, uses: Sequence[str], results: Sequence[str]
+) -> list[Problem]:
     if message.role == "user" and uses:
         return [Problem("tool_use_from_user", f"user message {index} holds tool_use", (index,))]
     if message.role == "assistant" and results:
@@ -63,7 +71,9 @@ def _role_problems(index: int, message: Message, uses: list[str], results: list[
     return []
 
 
-def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[list[str]]) -> list[Problem]:
+def _pairing_problems(
+    index: int, uses: Sequence[Sequence[str]], results: Sequence[Sequence[str]]
+) -> list[Problem]:
     answered = set(results[index + 1]) if index + 1 < len(results) else set()
     asked = set(uses[index - 1]) if index > 0 else set()
     problems = []
@@ -79,7 +89,7 @@ def _pairing_problems(index: int, uses: Sequence[list[str]], results: Sequence[l
 
 
 def _message_problems(
-    messages: Sequence[Message], tool_ids: tuple[list[list[str]], list[list[str]]] | None = None
+    messages: Sequence[Message], tool_ids: tuple[list[Sequence[str]], list[Sequence[str]]] | None = None
 ) -> list[Problem]:
     """The problems of single messages, which stay in every suffix that holds the message."""
     uses, results = tool_ids or _tool_ids(messages)
@@ -130,3 +140,37 @@ def safe_cut_points(messages: Sequence[Message]) -> list[int]:
     broken = [i for p in _message_problems(messages, tool_ids) for i in p.indexes]
     first = max(broken, default=-1) + 1
     return [k for k in range(first, len(messages)) if messages[k].role == "user" and not results[k]]
+
+
+def safe_cuts_from_the_end(messages: Sequence[Message]) -> Iterator[int]:
+    """``safe_cut_points(messages)`` from the last to the first, found walking back from the end.
+
+    A message's problems depend only on its neighbours, so the walk stops at the
+    last message with a problem (no cut before it is safe); a caller that stops
+    earlier (compaction keeps only the recent history) reads only what it passed.
+    """
+    ids = {}
+
+    def tool_ids(index: int) -> tuple[Sequence[str], Sequence[str]]:
+        found = ids.get(index)
+        if found is None:
+            uses, results = _tool_ids(messages[index : index + 1])
+            found = ids[index] = (uses[0], results[0])
+        return found
+
+    for index in range(len(messages) - 1, -1, -1):
+        uses, results = tool_ids(index)
+        if (uses or results) and _has_problem(messages, index, tool_ids):
+            return
+        if messages[index].role == "user" and not results:
+            yield index
+
+
+def _has_problem(messages: Sequence[Message], index: int, tool_ids) -> bool:
+    """Whether ``messages[index]`` (which holds tool blocks) breaks a rule of single messages."""
+    uses, results = tool_ids(index)
+    if _role_problems(index, messages[index], uses, results):
+        return True
+    answered = set(tool_ids(index + 1)[1]) if index + 1 < len(messages) else set()
+    asked = set(tool_ids(index - 1)[0]) if index > 0 else set()
+    return any(i not in answered for i in uses) or any(i not in asked for i in results)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.deps import Deps
-from hango.agent.ledger.record import Lineage, Previous, sent_call
-from hango.agent.ledger.verdict import Outlook, judge, outlook, rules_for
+from hango.agent.ledger.record import Lineage, Previous
+from hango.agent.ledger.verdict import NO_CACHE, Outlook, judge, outlook, rules_for
 from hango.inspector.inspection import Assembly
 from hango.providers import split_model
 from hango.providers.base import CacheRules
@@ -37,10 +37,15 @@ class NextCache:
     calibrated: float | None = None
 
     def verdict(self, assembly: Assembly) -> dict[str, Any]:
-        """The next call's verdict if sent now, with the outlook (``outlook``, ``unit``) it is priced by."""
+        """The next call's verdict if sent now, with the outlook (``outlook``, ``unit``) it is priced by.
+
+        A provider that caches nothing gets ``judge``'s answer for its outlook without listing the call.
+        """
+        if self.outlook.state == "none":
+            return {**NO_CACHE.as_dict(), **self.outlook.as_dict()}
         verdict = judge(
             self.previous,
-            sent_call(assembly.captured),
+            assembly.sent,
             started_at=self.now,
             rules=self.rules,
             model=self.model,

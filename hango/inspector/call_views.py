@@ -19,7 +19,6 @@ from hango.agent.ledger.record import (
     block_hash,
     message_hash,
     rebuild,
-    sent_call,
     tool_hash,
 )
 from hango.agent.ledger.verdict import rules_for
@@ -139,11 +138,11 @@ def next_call_cost(assembly: Assembly, cache: dict[str, Any], deps: Deps, total:
     It reads the cached prefix, writes the rest up to its last breakpoint and sends the
     remainder uncached; output is not known before the call, so it is not priced.
     """
-    call = sent_call(assembly.captured)
     read = min(cache["expected_read_tokens"], total)
     model = assembly.state.agent.model
     caching = rules_for(split_model(model)[0], deps.config.cache_rules).enabled
-    marked = call.tokens_through(max(call.breakpoints)) if call.breakpoints and caching else 0
+    call = assembly.sent if caching else None  # a provider that caches writes nothing: no call listed
+    marked = call.tokens_through(max(call.breakpoints)) if call is not None and call.breakpoints else 0
     write = max(0, min(marked, total) - read)
     tokens = Tokens(total - read - write, read, write, 0)
     cost = prices_of(deps.config.prices).cost(model, tokens)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from hango.agent.assembly import capture, prepare_session
 from hango.agent.chain import Chain
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
+from hango.agent.ledger.record import SentCall, sent_call
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, tool_part
 from hango.agent.state import Caller, RunState
@@ -28,6 +30,12 @@ class Assembly:
     state: RunState
     draft: Draft
     captured: Draft
+
+    @cached_property
+    def sent(self) -> SentCall:
+        """The ledger's view of the captured call (its parts' hashes and estimates), built once per request:
+        the verdict, the next call's cost and every part's cache price read it."""
+        return sent_call(self.captured)
 
 
 def assemble(chain: Chain, state: RunState) -> Assembly:

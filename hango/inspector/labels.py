@@ -9,6 +9,9 @@ from typing import Any
 from hango.agent.parts import PREVIEW_CHARS, SUMMARY, PartID
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
+# ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder for every call
+_json = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def label_of(part: PartID) -> str:
     """A short label for a part id: ``agent``, ``memory /memories/AGENTS.md``, ``read_file``, ``#7``."""
@@ -32,12 +35,16 @@ def labelled(part: PartID, message: Message, kinds: list[str]) -> str:
     return f"{label_of(part)} {message.role} · {', '.join(kinds)}"
 
 
-def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[str]]:
+def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
     """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
-    grep``: a result names the tool it answers) and the tools called or answered."""
+    grep``: a result names the tool it answers) and the tools called or answered (most messages call
+    none: the shared empty tuple)."""
+    content = message.content
+    if len(content) == 1 and isinstance(content[0], TextBlock):  # most messages: one text
+        return ["text"], ()
     kinds: list[str] = []
     tools: list[str] = []
-    for block in message.content:
+    for block in content:
         if isinstance(block, ToolUseBlock):
             tool: str | None = block.name
             kind = f"tool_use {tool}"
@@ -50,7 +57,7 @@ def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], list[
             kinds.append(kind)
         if tool is not None and tool not in tools:
             tools.append(tool)
-    return kinds, tools
+    return kinds, tuple(tools)
 
 
 def message_preview(message: Message) -> str:
@@ -60,8 +67,11 @@ def message_preview(message: Message) -> str:
     clipped before it is written as JSON (``clipped``), so the cost follows the
     preview's length, not the message's.
     """
+    content = message.content
+    if len(content) == 1 and isinstance(content[0], TextBlock):  # most messages: one text
+        return content[0].text[: PREVIEW_CHARS + 1]
     text = ""
-    for block in message.content:
+    for block in content:
         if len(text) >= PREVIEW_CHARS:
             break
         # one character more than a preview shows, so a block that long still reads as cut
@@ -73,7 +83,7 @@ def _block_text(block: ContentBlock) -> str:
     if isinstance(block, TextBlock):
         return block.text
     if isinstance(block, ToolUseBlock):
-        return f"{block.name}({json.dumps(clipped(block.input, PREVIEW_CHARS), ensure_ascii=False)})"
+        return f"{block.name}({_json(clipped(block.input, PREVIEW_CHARS))})"
     return block.content
 
 

@@ -139,22 +139,25 @@ def _kind(part: PartID) -> str:
         raise OverrideRejected("malformed_part", f"{part!r} is not a part id", [part]) from None
 
 
-def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, list[PartID]]:
-    """For each message part, every part sent or left out with it: its tool pairs, transitively.
+def companions(messages: Sequence[SourcedMessage]) -> dict[PartID, tuple[PartID, ...]]:
+    """Each message part paired with others, mapped to every part sent or left out with it: its tool
+    pairs, transitively.
 
     Pairs only link neighbours, so each group is a run of consecutive linked
-    messages; the lists are in part order and leave the part itself out.
+    messages; the tuples are in part order and leave the part itself out. A part
+    paired with nothing (most are) has no entry: ``.get(part, ())``.
     """
-    groups: list[list[PartID]] = []
-    for sourced, linked in zip(messages, paired_with_previous([m.message for m in messages]), strict=True):
-        if linked:
-            groups[-1].append(sourced.part)
-        else:
-            groups.append([sourced.part])
-    out: dict[PartID, list[PartID]] = {}
-    for group in groups:
-        for part in group:
-            out[part] = [p for p in group if p != part] if len(group) > 1 else []
+    linked = paired_with_previous([m.message for m in messages])
+    out: dict[PartID, tuple[PartID, ...]] = {}
+    start = 0
+    for index in range(1, len(messages) + 1):
+        if index < len(messages) and linked[index]:
+            continue
+        if index - start > 1:  # messages[start:index] is one group of two or more
+            group = [m.part for m in messages[start:index]]
+            for part in group:
+                out[part] = tuple(p for p in group if p != part)
+        start = index
     return out
 
 
@@ -178,8 +181,9 @@ def close_set(
         if o.action == REPLACE and o.part in present and not holds_text(present[o.part].message):
             raise OverrideRejected("replace_needs_text", f"{o.part} holds no text to replace", [o.part])
     added: list[PartID] = []
-    groups = companions(messages)
-    for origin in [o.part for o in chosen.values() if o.action == EXCLUDE]:
+    origins = [o.part for o in chosen.values() if o.action == EXCLUDE]
+    groups = companions(messages) if origins else {}  # only an excluded part pulls companions in
+    for origin in origins:
         for part in groups.get(origin, ()):
             if part not in chosen or chosen[part].action != EXCLUDE:
                 chosen[part] = Override(part, EXCLUDE, None, origin)

@@ -9,14 +9,13 @@ it has one (``counted: "provider"``), else that estimate.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
-from hango.agent.ledger.record import sent_call
 from hango.agent.ledger.verdict import Outlook, part_cache_losses
 from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
@@ -52,13 +51,13 @@ class PartView:
     original_tokens: int | None = None
     override: str | None = None
     paired: bool = False
-    paired_with: list[PartID] = field(default_factory=list)
+    paired_with: tuple[PartID, ...] = ()  # most parts pair with nothing: the shared empty tuple
     stale: bool = False
     excluded_by: PartID | None = None  # the part whose override left this one out (pending.mark_excluded_by)
     cached_prefix: bool = False
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
-    tools: list[str] = field(default_factory=list)  # the tools it defines, calls or answers
+    tools: tuple[str, ...] = ()  # the tools it defines, calls or answers
 
 
 @dataclass
@@ -130,7 +129,7 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook) -> Snapshot:
         _mark_override(view, state.overrides.get(view.id))
     if state.overrides:
         _add_stale(state.overrides, system, tools, messages)
-    _mark_cache([*tools, *system, *messages], sent, ahead)
+    _mark_cache([*tools, *system, *messages], assembly, ahead)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
         system=system,
@@ -177,7 +176,7 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         tokens=sent_tokens,
         included=sent is not None,
         original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
-        tools=[label_of(part)] if kind == "tool" else [],
+        tools=(label_of(part),) if kind == "tool" else (),
     )
 
 
@@ -190,36 +189,39 @@ def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[Part
     summary, so its kind and target are known without parsing its id.
     """
     pairs = companions(draft.messages)
-    sent_messages = {m.part: m.message for m in sent.messages}
+    # without overrides the call sent is the draft: each message is shown as it is
+    sent_messages = None if sent is draft else {m.part: m.message for m in sent.messages}
     names = {b.id: b.name for m in draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
+    get_override = overrides.get if overrides else lambda part: None
     views = []
     for sourced in draft.messages:
         part, message = sourced.part, sourced.message
         tokens = estimate_message(message)
-        shown = sent_messages.get(part)
+        shown = message if sent_messages is None else sent_messages.get(part)
         if shown is None or shown.content is message.content:
             cut, sent_tokens = preview(message_preview(message)), tokens
         else:
             cut, sent_tokens = preview(message_preview(shown)), estimate_message(shown)
         kinds, tools = held(message, names)
-        override = overrides.get(part)
-        view = PartView(
-            id=part,
-            kind="summary" if part == SUMMARY else "message",
-            target="session",
-            label=labelled(part, message, kinds),
-            preview=cut.text,
-            truncated=cut.truncated,
-            tokens=sent_tokens,
-            included=shown is not None,
-            original_tokens=tokens if override is not None and override.action == REPLACE else None,
-            override=None if override is None else override.action,
-            paired=override is not None and override.paired_from is not None,
-            paired_with=pairs.get(part, []),
-            role=message.role,
-            tools=tools,
+        override = get_override(part)
+        views.append(
+            PartView(
+                id=part,
+                kind="summary" if part == SUMMARY else "message",
+                target="session",
+                label=labelled(part, message, kinds),
+                preview=cut.text,
+                truncated=cut.truncated,
+                tokens=sent_tokens,
+                included=shown is not None,
+                original_tokens=tokens if override is not None and override.action == REPLACE else None,
+                override=None if override is None else override.action,
+                paired=override is not None and override.paired_from is not None,
+                paired_with=pairs.get(part, ()),
+                role=message.role,
+                tools=tools,
+            )
         )
-        views.append(view)
     return views
 
 
@@ -255,7 +257,7 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
         groups[kind].append(view)
 
 
-def _mark_cache(views: list[PartView], sent: Draft, ahead: Outlook) -> None:
+def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook) -> None:
     """What a change of each part costs the prompt cache: the cached prefixes from that part on.
 
     The one cache model (``hango/agent/ledger/verdict.py``): the breakpoints hango places, the
@@ -267,7 +269,7 @@ def _mark_cache(views: list[PartView], sent: Draft, ahead: Outlook) -> None:
     """
     if ahead.state == "none":
         return
-    call = sent_call(sent)
+    call = assembly.sent
     losses = part_cache_losses(call, ahead)
     last = max(call.breakpoints, default=-1)
     at = {p.part: i for i, p in enumerate(call.parts)}

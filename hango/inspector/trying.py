@@ -94,13 +94,17 @@ def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -
     wanted = [Override(p, EXCLUDE) for p in body.exclude] + [
         Override(p, REPLACE, t) for p, t in body.replace.items()
     ]
-    screened = validate_set(chain, state, wanted, stored_parts(stored))
-    whole, chosen = screened.draft, screened.chosen
-    released = set(
-        screen([Override(p, EXCLUDE) for p in body.include], parts_of(whole), stored_parts(stored))
-    )
-    groups = companions(whole.messages)  # an included part brings its whole pair group back
-    released |= {other for p in released for other in groups.get(p, ())}
+    chosen: dict[PartID, Override] = {}
+    released: set[PartID] = set()
+    if wanted or body.include:  # else (a try with only a new turn) nothing to screen: no call captured
+        screened = validate_set(chain, state, wanted, stored_parts(stored))
+        whole, chosen = screened.draft, screened.chosen
+        released = set(
+            screen([Override(p, EXCLUDE) for p in body.include], parts_of(whole), stored_parts(stored))
+        )
+        if released:  # an included part brings its whole pair group back
+            groups = companions(whole.messages)
+            released |= {other for p in released for other in groups.get(p, ())}
     agent = {p: o for p, o in stored.agent.items() if p not in released}
     agent |= {p: o for p, o in chosen.items() if target_of(p) == "agent"}
     explicit = {p: o for p, o in stored.session.items() if o.paired_from is None and p not in released}

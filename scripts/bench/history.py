@@ -216,6 +216,34 @@ def add_compacted_session(
     return Session(str(session.id), count, tail.messages + 1, tail.history)
 
 
+COPY_REPEATED = sa.text(
+    """
+    with counter as (update sessions set last_seq = :size * :copies where id = :session)
+    insert into messages (id, tenant_id, session_id, seq, role, content, content_hash, tokens, estimator_version)
+    select gen_random_uuid(), m.tenant_id, :session, m.seq + k * :size, m.role, m.content, m.content_hash,
+           m.tokens, m.estimator_version
+    from messages m, generate_series(0, :copies - 1) k
+    where m.session_id = :filler
+    """
+)
+
+
+def add_repeated_session(
+    store: TenantStore, agent_id: uuid.UUID, owner_id: uuid.UUID, copies: int, *, filler: Session
+) -> Session:
+    """A session whose history is ``filler``'s messages ``copies`` times over, copied inside the database.
+
+    Each copy opens with a user text message and its tool pairs are adjacent, so the
+    whole is a valid history (``validate_history``) of the same messages as ``filler``:
+    what an inspect costs per message compares directly.
+    """
+    session = store.sessions.create(agent_id, owner_id, f"bench {filler.messages * copies}")
+    copy = {"session": session.id, "filler": uuid.UUID(filler.id), "size": filler.messages, "copies": copies}
+    store.conn.execute(COPY_REPEATED, copy)
+    count = filler.messages * copies
+    return Session(str(session.id), count, count, filler.history * copies)
+
+
 def add_agent(
     store: TenantStore, owner_id: uuid.UUID, context_window: int = DEFAULT_CONTEXT_WINDOW, name: str = "bench"
 ) -> Any:

@@ -7,9 +7,11 @@ Run from the repository root after the README's set-up, as a module (its
     .venv/bin/python -m scripts.bench.inspector --quick    # a reduced run, about a minute
 
 It seeds, through the store, sessions of 100, 1,000 and 10,000 generated
-messages on one agent (``scripts/bench/history.py``), a copy of the 1,000 one,
-and a compacted session of 100,000 messages whose summary covers all but its
-last 1,000 (the 1,000 session's messages); it starts ``hango serve`` with 2
+messages on one agent (``scripts/bench/history.py``), a copy of the 1,000 one, a
+session of 50,000 (the 10,000 one's messages five times over, inspected only,
+paired with the 10,000 one: the cost per message at both sizes, and the answer's
+bytes per message), and a compacted session of 100,000 messages whose summary
+covers all but its last 1,000 (the 1,000 session's messages); it starts ``hango serve`` with 2
 gunicorn sync workers on an embedded PostgreSQL in a temporary folder, and
 drives it over HTTP from this process with a key whose rate limit never
 interferes. Pairs of requests are interleaved (their order alternating) so that
@@ -47,9 +49,20 @@ from hango.db import make_engine
 from hango.messages import Block, Message, Request, TextBlock, ToolDef, message_from_dict
 from hango.providers.offline import OfflineProvider
 from hango.store import TenantStore
+from scripts.bench.doc_tables import DOC, write_table
 from scripts.bench.hango_server import Hango, database, serving
-from scripts.bench.history import Session, add_agent, add_compacted_session, add_session
-from scripts.bench.inspector_report import SIZES, Load, describe, machine, render, targets, write
+from scripts.bench.history import Session, add_agent, add_compacted_session, add_repeated_session, add_session
+from scripts.bench.inspector_report import (
+    LARGE,
+    LARGE_PARTNER,
+    SIZES,
+    Load,
+    describe,
+    machine,
+    render,
+    targets,
+    write,
+)
 
 RATE_LIMIT = 10_000_000
 PUT_PARTS = 100
@@ -75,10 +88,11 @@ class Plan:
     window_seconds: float
     rss_inspects: int
     compacted: int  # messages of the compacted session (1,000 of them after its summary)
+    large_pairs: int  # interleaved inspects of the 50,000 and the 10,000 session
 
 
-FULL = Plan({100: 60, 1_000: 60, 10_000: 20}, 3, 40, 20, 30, 6, 5.0, 1_000, 100_000)
-QUICK = Plan({100: 6, 1_000: 6, 10_000: 2}, 0, 5, 3, 5, 2, 1.0, 30, 12_000)
+FULL = Plan({100: 60, 1_000: 60, 10_000: 20}, 3, 40, 20, 30, 6, 5.0, 1_000, 100_000, 6)
+QUICK = Plan({100: 6, 1_000: 6, 10_000: 2}, 0, 5, 3, 5, 2, 1.0, 30, 12_000, 1)
 
 
 @dataclass
@@ -140,7 +154,8 @@ class Recorder:
 
 
 def seed(database_url: str, principal: dict, sizes: Sequence[int], compacted: int) -> dict[str, Session]:
-    """The agent and the sessions: one per size (the 100 one with a summary), a 1,000 copy for PUTs; and
+    """The agent and the sessions: one per size (the 100 one with a summary), the 10,000 one's messages five
+    times over (the 50,000 session), a 1,000 copy for PUTs; and
     the compacted pair, on a second agent whose window no run here fills (so that the runs never
     compact): a copy of the 1,000 session, and a compacted session of ``compacted`` messages whose
     last 1,000 (after its summary) are the same."""
@@ -150,6 +165,8 @@ def seed(database_url: str, principal: dict, sizes: Sequence[int], compacted: in
         store = TenantStore(conn, uuid.UUID(principal["tenant_id"]))
         agent = add_agent(store, owner)
         sessions = {str(n): add_session(store, agent.id, owner, n, seed=n, summary=n == 100) for n in sizes}
+        copies = LARGE // sessions["10000"].messages
+        sessions[str(LARGE)] = add_repeated_session(store, agent.id, owner, copies, filler=sessions["10000"])
         sessions["put"] = add_session(store, agent.id, owner, 1_000, seed=1_000, summary=False)
         wide = add_agent(store, owner, context_window=WIDE_WINDOW, name="bench wide")
         sessions[WIDE] = add_session(store, wide.id, owner, 1_000, seed=1_000, summary=False)
@@ -199,15 +216,21 @@ def baseline_of(session: Session) -> tuple:
 # --- phases ---------------------------------------------------------------------------------------
 
 
-def check(rec: Recorder, sessions: dict[str, Session]) -> list[str]:
-    """Correctness of each kind of response (outside the timings): counts and shapes."""
+def check(rec: Recorder, sessions: dict[str, Session], sizes: dict[str, int]) -> list[str]:
+    """Correctness of each kind of response (outside the timings): counts and shapes. ``sizes`` gets the
+    bytes of each inspect answer by session size."""
     problems = []
     for key in map(str, SIZES):
         session = sessions[key]
         items = rec.http.get(rec.url + messages_path(session), timeout=120).json()["items"]
-        parts = rec.http.get(rec.url + context_path(session), timeout=120).json()["messages"]
+        inspected = rec.http.get(rec.url + context_path(session), timeout=120)
+        sizes[key], parts = len(inspected.content), inspected.json()["messages"]
         if len(items) != session.messages or len(parts) != session.visible:
             problems.append(f"{key}: {len(items)} messages, {len(parts)} parts; want {session.visible}")
+    large = rec.http.get(rec.url + context_path(sessions[str(LARGE)]), timeout=300)
+    sizes[str(LARGE)] = len(large.content)
+    if len(large.json()["messages"]) != LARGE:
+        problems.append(f"{LARGE}: {len(large.json()['messages'])} parts; want {LARGE}")
     for key in (WIDE, "compacted"):  # the run pairs compare runs that call the model once, never compacting
         inspected = rec.http.get(rec.url + context_path(sessions[key]), timeout=120).json()
         if len(inspected["messages"]) != sessions[key].visible or inspected["would_compact"]:
@@ -251,6 +274,12 @@ def ratio_phase(rec: Recorder, sessions: dict[str, Session], rounds: dict[int, i
         for size in (s for s in SIZES if index < rounds[s]):
             session = sessions[str(size)]
             pair(rec, index, baseline_of(session), inspect_of(session))
+
+
+def large_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
+    """Inspects of the 50,000 session paired with inspects of the 10,000 one whose messages it repeats."""
+    for index in range(pairs):
+        pair(rec, index, inspect_of(sessions[str(LARGE)]), inspect_of(sessions["10000"], LARGE_PARTNER))
 
 
 def put_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
@@ -354,12 +383,15 @@ def throughput_phase(rec: Recorder, session: Session, windows: int, seconds: flo
 def run(hango: Hango, sessions: dict[str, Session], plan: Plan) -> dict[str, Any]:
     rec = Recorder(hango.url, hango.principal["api_key"])
     load = Load()
-    problems = check(rec, sessions)
+    sizes: dict[str, int] = {}
+    problems = check(rec, sessions, sizes)
     warm(rec, sessions, plan.warmup)
     rss = rss_phase(rec, hango, sessions["1000"], plan.rss_inspects)
     load.mark("rss")
     ratio_phase(rec, sessions, plan.rounds)
     load.mark("ratios")
+    large_phase(rec, sessions, plan.large_pairs)
+    load.mark("50,000")
     compacted_phase(rec, sessions, plan.pairs)
     put_phase(rec, sessions, plan.pairs)
     overridden_phase(rec, sessions, plan.pairs)
@@ -376,6 +408,7 @@ def run(hango: Hango, sessions: dict[str, Session], plan: Plan) -> dict[str, Any
         "errors": rec.errors,
         "failures": rec.failures[:50],
         "problems": problems,
+        "response_bytes": sizes,
         "rss": rss,
         "concurrency": concurrency,
         "load": load.marks,
@@ -390,7 +423,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench-results", help="where the JSON goes")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
+    parser.add_argument(
+        "--write-doc",
+        action="store_true",
+        help="write the table into docs/performance.md (a full run only), with the commit, date and load",
+    )
     args = parser.parse_args(argv)
+    if args.write_doc and args.quick:
+        parser.error("--write-doc takes a full run: the quick one's few samples are no figures to keep")
     plan = QUICK if args.quick else FULL
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind, so that everything started is stopped
     try:
@@ -404,8 +444,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = targets(results)
     results |= {"machine": machine(), "plan": asdict(plan), "sessions": describe(sessions)}
     results["targets"] = [asdict(t) | {"ok": t.ok} for t in checks]
-    print(render(results, checks))
+    table = render(results, checks)
+    print(table)
     print(f"\nraw figures: {write(args.out, results)}")
+    if args.write_doc:
+        write_table("inspect", table)
+        print(f"written into {DOC.relative_to(REPO_ROOT)} between its bench:inspect markers")
     failed = [t for t in checks if not t.ok and (t.name == "errors" or not args.no_timing_asserts)]
     return 1 if failed else 0
 

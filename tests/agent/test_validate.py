@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hango.agent.validate import Problem, is_valid, safe_cut_points, tool_pairs, validate_history
+from hango.agent.validate import (
+    Problem,
+    is_valid,
+    safe_cut_points,
+    safe_cuts_from_the_end,
+    tool_pairs,
+    validate_history,
+)
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 
@@ -203,6 +210,11 @@ def test_every_safe_cut_of_a_valid_history_leaves_a_valid_suffix_and_no_other_do
 @given(damaged_histories())
 def test_safe_cut_points_of_any_history_match_the_brute_force(history: list[Message]) -> None:
     assert safe_cut_points(history) == brute_force_cuts(history)
+
+
+@given(damaged_histories())
+def test_the_safe_cuts_walked_from_the_end_are_the_safe_cut_points_reversed(history: list[Message]) -> None:
+    assert list(safe_cuts_from_the_end(history)) == safe_cut_points(history)[::-1]
 
 
 @given(valid_histories(), st.data())

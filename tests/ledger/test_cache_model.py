@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hango.agent.cache_breakpoints import message_breakpoints
-from hango.agent.ledger.record import Previous, SentCall, SentPart
-from hango.agent.ledger.verdict import READ_TOLERANCE, judge, outlook, part_cache_losses
+from hango.agent.ledger.record import Previous, SentCall, SentPart, sent_blocks
+from hango.agent.ledger.verdict import LOOKBACK_BLOCKS, READ_TOLERANCE, judge, outlook, part_cache_losses
 from hango.agent.overrides import Overrides
 from hango.agent.parts import SourcedMessage, message_part
 from hango.messages import Message, Response, TextBlock, Usage
@@ -416,3 +418,38 @@ def test_after_the_lifetime_no_part_costs_cache_in_the_model() -> None:
 
     assert ahead.state == "expired"
     assert part_cache_losses(FIRST, ahead) == [0] * (len(FIRST.parts) + 1)
+
+
+def breakpoints_counting_every_block(messages: tuple[SourcedMessage, ...], budget: int) -> frozenset[int]:
+    """The breakpoint rule written plainly: every message's blocks counted from the first (the spec)."""
+    if not messages or budget <= 0:
+        return frozenset()
+    ends = list(itertools.accumulate(sent_blocks(m.message) for m in messages))
+    last = len(messages) - 1
+    anchors = [i for i in range(last) if messages[i + 1].message.role != messages[i].message.role]
+    chosen = [last]
+    while len(chosen) < budget and ends[chosen[-1]] > LOOKBACK_BLOCKS:
+        earlier = [i for i in anchors if i < chosen[-1]]
+        within = [i for i in earlier if ends[i] >= ends[chosen[-1]] - LOOKBACK_BLOCKS]
+        bridge = min(within) if within else max(earlier, default=None)
+        if bridge is None or ends[bridge] == 0:
+            break
+        chosen.append(bridge)
+    return frozenset(chosen)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["user", "assistant"]), st.lists(st.sampled_from(["x", " "]), max_size=25)),
+        max_size=40,
+    ),
+    st.integers(-1, 5),
+)
+def test_breakpoints_found_walking_back_from_the_end_are_those_of_the_whole_count(
+    shape: list[tuple[str, list[str]]], budget: int
+) -> None:
+    messages = tuple(
+        SourcedMessage(message_part(seq), Message(role, tuple(TextBlock(t) for t in texts)))
+        for seq, (role, texts) in enumerate(shape, start=1)
+    )
+    assert message_breakpoints(messages, budget) == breakpoints_counting_every_block(messages, budget)

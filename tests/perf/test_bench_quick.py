@@ -20,12 +20,16 @@ def test_the_quick_benchmark_runs_without_errors_and_writes_its_table_and_json(t
     assert "| **inspect compacted / inspect at 1,000** |" in done.stdout
     assert "| **run compacted / run at 1,000** |" in done.stdout
     assert "| **throughput inspect / baseline, 8 clients** |" in done.stdout
+    assert "| **inspect per message, 50,000 / 10,000** |" in done.stdout
+    assert "per message: inspect " in done.stdout
     assert "load average (1, 5, 15 min):" in done.stdout
     assert results["errors"] == {}, results["failures"]
     assert results["problems"] == []
     assert {t["name"] for t in results["targets"]} >= {"errors", "RSS growth over the inspects, MB"}
     assert results["concurrency"]["completed"] > 0
     assert results["sessions"]["10000"]["messages"] == 10_000
+    assert results["sessions"]["50000"]["messages"] == 50_000
+    assert set(results["response_bytes"]) == {"100", "1000", "10000", "50000"}
     assert results["sessions"]["compacted"] == results["sessions"]["compacted"] | {
         "messages": 12_000,
         "visible": 1_001,
@@ -35,6 +39,7 @@ def test_the_quick_benchmark_runs_without_errors_and_writes_its_table_and_json(t
         "start",
         "rss",
         "ratios",
+        "50,000",
         "compacted, put, try",
         "throughput",
         "runs",

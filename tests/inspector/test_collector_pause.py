@@ -1,0 +1,70 @@
+"""The cyclic collector is paused while an inspect builds its answer, and runs again afterwards."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from hango import collector
+from tests.inspector.conftest import OFFLINE, Lab, assistant, user
+
+
+@pytest.fixture
+def collecting() -> Iterator[None]:
+    """The collector enabled at the start, and as it was at the end (whatever the test did)."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if was:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def test_the_collector_is_paused_inside_and_runs_again_after(collecting: None) -> None:
+    with collector.paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_nested_pauses_keep_it_paused_until_the_last_one_ends(collecting: None) -> None:
+    with collector.paused():
+        with collector.paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_a_pause_in_another_thread_ending_first_does_not_resume_it(collecting: None) -> None:
+    inside, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with collector.paused():
+            inside.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=other)
+    with collector.paused():
+        thread.start()
+        assert inside.wait(60)
+        release.set()
+        thread.join(60)
+        assert not gc.isenabled()  # the other thread's pause ended, this one holds
+    assert gc.isenabled()
+
+
+def test_a_collector_disabled_before_stays_disabled(collecting: None) -> None:
+    gc.disable()
+    with collector.paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_an_inspect_leaves_the_collector_running(lab: Lab, collecting: None) -> None:
+    session = lab.session(lab.agent(model=OFFLINE), [user("hello"), assistant("hi")])
+
+    assert [p["id"] for p in lab.inspect(session)["messages"]] == ["message:1", "message:2"]
+    assert gc.isenabled()
