@@ -145,6 +145,7 @@ def letta_env(data_dir: Path, database_url: str) -> dict[str, str]:
         "LETTA_DIR": str(home / ".letta"),
         "LETTA_DISABLE_TRACING": "true",
         "NO_PROXY": "127.0.0.1,localhost",
+        "PYTHONPATH": str(REPO_ROOT),  # for ``-m scripts.bench.letta_server``, run in ``data_dir``
     }
 
 
@@ -160,7 +161,7 @@ def letta_database(hango_url: str) -> str:
 def letta_command(env: dict[str, str], *argv: str) -> str:
     done = subprocess.run(
         [str(LETTA_PYTHON), *LETTA_SERVER, *argv],
-        cwd=REPO_ROOT,
+        cwd=env["HOME"],  # Letta writes files (its OpenAPI schema) into the folder it runs in
         env=env,
         capture_output=True,
         text=True,
@@ -192,7 +193,7 @@ def letta_serving(data_dir: Path, hango_url: str) -> Iterator[tuple[Letta, dict[
     with open(log, "wb") as out:
         server = subprocess.Popen(
             [str(LETTA_PYTHON), *LETTA_SERVER, "serve", "--port", str(port)],
-            cwd=REPO_ROOT,
+            cwd=env["HOME"],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

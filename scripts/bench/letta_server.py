@@ -1,9 +1,10 @@
 """Letta's side of ``scripts/bench/letta.py``, run by ``.venv-letta``'s Python, never hango's.
 
 It imports Letta only (not hango): ``scripts/bench/letta.py`` runs it as a
-module from the repository root (as a file, its folder would put
-``scripts/bench/letta.py`` in the place of the ``letta`` package), with
-``LETTA_PG_URI`` and the offline environment set::
+module, the repository root on ``PYTHONPATH`` (as a file, its folder would put
+``scripts/bench/letta.py`` in the place of the ``letta`` package), in the run's
+folder (Letta writes its OpenAPI schema where it runs), with ``LETTA_PG_URI``
+and the offline environment set::
 
     .venv-letta/bin/python -m scripts.bench.letta_server schema
     .venv-letta/bin/python -m scripts.bench.letta_server serve --port 8283
