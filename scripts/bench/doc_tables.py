@@ -40,6 +40,8 @@ INSPECT_PATH = (
     "blueprints/compact.py",
     "blueprints/calls.py",
 )
+# The benchmark that writes each table (``--write-doc``); each measures the inspect path.
+WRITERS = {"inspect": "scripts.bench.inspector", "letta": "scripts.bench.letta"}
 _TABLE = re.compile(
     r"<!-- bench:(?P<name>[\w-]+) (?P<attrs>[^>]*?) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
 )

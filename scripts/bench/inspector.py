@@ -49,7 +49,6 @@ from hango.db import make_engine
 from hango.messages import Block, Message, Request, TextBlock, ToolDef, message_from_dict
 from hango.providers.offline import OfflineProvider
 from hango.store import TenantStore
-from scripts.bench.doc_tables import DOC, write_table
 from scripts.bench.hango_server import Hango, database, serving
 from scripts.bench.history import Session, add_agent, add_compacted_session, add_repeated_session, add_session
 from scripts.bench.inspector_report import (
@@ -57,11 +56,11 @@ from scripts.bench.inspector_report import (
     LARGE_PARTNER,
     SIZES,
     Load,
+    conclude,
     describe,
     machine,
     render,
     targets,
-    write,
 )
 
 RATE_LIMIT = 10_000_000
@@ -443,15 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     checks = targets(results)
     results |= {"machine": machine(), "plan": asdict(plan), "sessions": describe(sessions)}
-    results["targets"] = [asdict(t) | {"ok": t.ok} for t in checks]
-    table = render(results, checks)
-    print(table)
-    print(f"\nraw figures: {write(args.out, results)}")
-    if args.write_doc:
-        write_table("inspect", table)
-        print(f"written into {DOC.relative_to(REPO_ROOT)} between its bench:inspect markers")
-    failed = [t for t in checks if not t.ok and (t.name == "errors" or not args.no_timing_asserts)]
-    return 1 if failed else 0
+    return conclude("inspect", results, checks, render(results, checks), args)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,14 @@ import os
 import platform
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from hango.config import REPO_ROOT
+from scripts.bench.doc_tables import DOC, write_table
 from scripts.bench.history import Session, median_chars, tool_share
 
 SIZES = (100, 1_000, 10_000)
@@ -147,9 +149,25 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write(out: Path, results: dict[str, Any]) -> Path:
+def conclude(name: str, results: dict[str, Any], checks: list[Target], table: str, args: Any) -> int:
+    """Print ``table``, write the raw figures (and, with ``--write-doc``, the document's ``name`` table).
+
+    The exit code: 1 when a request failed or (unless ``--no-timing-asserts``) a target is missed.
+    """
+    results["targets"] = [asdict(t) | {"ok": t.ok} for t in checks]
+    print(table)
+    print(f"\nraw figures: {write(args.out, results, name)}")
+    if args.write_doc:
+        write_table(name, table)
+        print(f"written into {DOC.relative_to(REPO_ROOT)} between its bench:{name} markers")
+    failed = [t for t in checks if not t.ok and (t.name == "errors" or not args.no_timing_asserts)]
+    return 1 if failed else 0
+
+
+def write(out: Path, results: dict[str, Any], name: str = "inspect") -> Path:
+    """The raw figures as ``out/<name>-<time>.json``."""
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"inspect-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    path = out / f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
     path.write_text(json.dumps(results, indent=1, default=str))
     return path
 
