@@ -7,13 +7,16 @@ Run from the repository root, as a module::
     .venv/bin/python -m scripts.bench.inspect_profile cprofile 10000       # cProfile (process time), by own time
     .venv/bin/python -m scripts.bench.inspect_profile instructions 10000   # one inspect's instructions (valgrind)
     .venv/bin/python -m scripts.bench.inspect_profile instructions 1000 --floor
+    .venv/bin/python -m scripts.bench.inspect_profile cprofile 1000 --try  # a try with a new turn
 
 The first run seeds the benchmark's agent and sessions of 1,000, 10,000 and
 50,000 messages (``scripts/bench/history.py``) into an embedded PostgreSQL in
 ``--data`` (kept, so later runs and other source trees reuse it; ``--tree``
 runs another checkout's code on the same data, for a before/after). Requests go
 through the Flask test client, as one gunicorn worker serves them: the collector
-frozen after a warm-up (``wsgi.py``), the offline provider. ``instructions``
+frozen after a warm-up (``wsgi.py``), the offline provider. ``--try`` sends the
+benchmark's try (a new user turn) instead of the inspect; the profilers then run
+the try pool's call on the request's thread, so they see it. ``instructions``
 reruns this script under valgrind's callgrind, collecting only around one
 request after a warm-up one (a three-line C helper, compiled with ``cc``, starts
 and stops the collection); the count is the same whatever else the machine runs.
@@ -42,6 +45,7 @@ from typing import Any
 from hango.config import REPO_ROOT
 from hango.db.embedded import EmbeddedPostgres
 from scripts.bench.hango_server import hango_command, hango_env
+from scripts.bench.inspector import TRY_MESSAGE
 
 SIZES = (1_000, 10_000, 50_000)
 CPU_REQUESTS = {1_000: 20, 10_000: 5, 50_000: 2}
@@ -78,8 +82,11 @@ def seeded(data: Path) -> tuple[EmbeddedPostgres, str, dict[str, Any]]:
     return postgres, url, json.loads(meta.read_text())
 
 
-def requester(url: str, meta: dict[str, Any]) -> Callable[[int, bool], bytes]:
-    """``send(size, floor)``: one inspect (or the floor's ``GET .../messages``) of the session of ``size``."""
+def requester(url: str, meta: dict[str, Any], tried: bool = False) -> Callable[[int, bool], bytes]:
+    """``send(size, floor)``: one inspect (or the floor's ``GET .../messages``) of the session of ``size``.
+
+    With ``tried``, the inspect is a try instead: ``POST .../context/try`` with the benchmark's new turn.
+    """
     from hango.app import create_app
 
     client = create_app({"database_url": url}).test_client()
@@ -88,7 +95,10 @@ def requester(url: str, meta: dict[str, Any]) -> Callable[[int, bool], bytes]:
     def send(size: int, floor: bool) -> bytes:
         session = meta["sessions"][str(size)]
         path = f"/v1/sessions/{session}/" + ("messages?limit=10000" if floor else "context")
-        answer = client.get(path, headers=headers)
+        if tried and not floor:
+            answer = client.post(path + "/try", headers=headers, json={"message": TRY_MESSAGE})
+        else:
+            answer = client.get(path, headers=headers)
         assert answer.status_code == 200, answer.data[:300]
         return answer.data
 
@@ -124,6 +134,7 @@ def instructions(args: argparse.Namespace) -> int:
         subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", helper, source], check=True)
         # this file by path: ``--tree`` (another checkout, for a before/after) may not have it
         argv = [sys.executable, __file__, "one", str(args.size), "--data", args.data]
+        argv += ["--try"] if args.tried else []
         valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no"]
         valgrind.append(f"--callgrind-out-file={folder}/callgrind.out")
         env = {**os.environ, "PYTHONPATH": str(args.tree), "HANGO_CALLGRIND_HELPER": str(helper)}
@@ -144,11 +155,21 @@ def instructions(args: argparse.Namespace) -> int:
     return 0
 
 
+def inline_try_calls() -> None:
+    """Run the try pool's calls on the request's thread, where the profilers look (not the hand-off)."""
+    from hango.try_pool import TryPool
+
+    TryPool.run = lambda self, call, deadline: call()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["cpu", "profile", "cprofile", "instructions", "one"])
     parser.add_argument("size", type=int, nargs="?", default=10_000, choices=SIZES)
     parser.add_argument("--floor", action="store_true", help="the floor's request instead of inspect")
+    parser.add_argument(
+        "--try", dest="tried", action="store_true", help="a try with a new turn, not an inspect"
+    )
     parser.add_argument("--data", default="/tmp/hango-inspect-profile", help="the kept embedded database")
     parser.add_argument("--tree", type=Path, default=REPO_ROOT, help="the source tree to run (instructions)")
     args = parser.parse_args(argv)
@@ -156,7 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return instructions(args)
     postgres, url, meta = seeded(Path(args.data))
     try:
-        send = requester(url, meta)
+        if args.tried and args.mode in ("profile", "cprofile"):
+            inline_try_calls()
+        send = requester(url, meta, args.tried)
         send(args.size, args.floor)  # the warm-up: code paths, caches, the principal's first load
         gc.freeze()  # as wsgi.py does once the app is loaded
         if args.mode == "cpu":
