@@ -69,20 +69,24 @@ def prefix_of(key: str) -> str | None:
     return parts[1]
 
 
+# built once, the prefix bound at execution (``docs/performance.md``: building a statement cost more
+# instructions than running it)
+_KEY_BY_PREFIX = (
+    sa.select(api_keys, memberships.c.role)
+    .join(
+        memberships,
+        (memberships.c.tenant_id == api_keys.c.tenant_id) & (memberships.c.user_id == api_keys.c.user_id),
+    )
+    .where(api_keys.c.prefix == sa.bindparam("the_prefix", type_=api_keys.c.prefix.type))
+)
+
+
 def authenticate(conn: Connection, key: str) -> Principal:
     """Resolve a key to its principal; raises ``Unauthorized``."""
     prefix = prefix_of(key)
     row = None
     if prefix is not None:
-        row = conn.execute(
-            sa.select(api_keys, memberships.c.role)
-            .join(
-                memberships,
-                (memberships.c.tenant_id == api_keys.c.tenant_id)
-                & (memberships.c.user_id == api_keys.c.user_id),
-            )
-            .where(api_keys.c.prefix == prefix)
-        ).first()
+        row = conn.execute(_KEY_BY_PREFIX, {"the_prefix": prefix}).first()
     if row is None or not hmac.compare_digest(row.key_hash, hash_key(key)):
         raise Unauthorized("unknown API key", code="invalid_api_key")
     if row.revoked_at is not None:

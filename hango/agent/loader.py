@@ -25,7 +25,11 @@ def stored_message(
     seq: int, role: str, content: list[Any], tokens: int | None, digest: str | None
 ) -> StoredMessage:
     """A stored message as the runtime's message type, with its current estimate and its ledger hash (if any)."""
-    message = Message(role, tuple([block_from_dict(b) for b in content]))  # a list: faster
+    # most messages hold one block: no list to build; else a list, faster to build than a generator
+    blocks = (
+        (block_from_dict(content[0]),) if len(content) == 1 else tuple([block_from_dict(b) for b in content])
+    )
+    message = Message(role, blocks)
     if tokens is not None:
         remember_message(message, tokens)
     if digest is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from hango.messages import Message, ToolResultBlock, ToolUseBlock
+from hango.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,17 @@ def _tool_ids(messages: Sequence[Message]) -> tuple[list[Sequence[str]], list[Se
     """Each message's tool_use ids and tool_result ids, in one pass over the blocks.
 
     A message without such blocks (most are) gets the shared empty tuple: on a long history
-    two fresh lists per message were most of the objects this made.
+    two fresh lists per message were most of the objects this made. A message of one text block
+    (most of a history) is known to hold none without walking its blocks.
     """
     uses: list[Sequence[str]] = []
     results: list[Sequence[str]] = []
     for message in messages:
+        content = message.content
+        if len(content) == 1 and type(content[0]) is TextBlock:  # most messages: one text, no ids
+            uses.append(())
+            results.append(())
+            continue
         use_ids: list[str] = []
         result_ids: list[str] = []
         for block in message.content:

@@ -27,6 +27,11 @@ from hango.store.summaries import Summaries
 from hango.store.todos import Todos
 from hango.store.usage import Usage
 
+# built once, the tenant bound at execution (``docs/performance.md``)
+_TENANT = sa.select(schema.tenants).where(
+    schema.tenants.c.id == sa.bindparam("the_tenant", type_=schema.tenants.c.id.type)
+)
+
 
 class TenantStore:
     """Sub-stores for one tenant on one connection; each adds the tenant filter itself."""
@@ -54,7 +59,7 @@ class TenantStore:
 
     def tenant(self) -> sa.Row:
         """This tenant's row."""
-        return self.conn.execute(sa.select(schema.tenants).where(schema.tenants.c.id == self.tenant_id)).one()
+        return self.conn.execute(_TENANT, {"the_tenant": self.tenant_id}).one()
 
     def update_tenant(self, **fields: Any) -> sa.Row:
         """Change this tenant's name or settings and return the row."""

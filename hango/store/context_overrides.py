@@ -12,6 +12,22 @@ from hango.db.schema import agents, context_overrides, sessions
 from hango.store.base import Scoped, new_id
 
 
+def _for_run_statement(with_session: bool) -> sa.Select:
+    """``ContextOverrides.for_run``'s statement (with a session or without), built once, its values
+    bound at execution (``docs/performance.md``: building an inspect's statements cost more than
+    running them)."""
+    c = context_overrides.c
+    of_session = (
+        c.session_id == sa.bindparam("the_session", type_=c.session_id.type) if with_session else sa.false()
+    )
+    of_agent = c.agent_id == sa.bindparam("the_agent", type_=c.agent_id.type)
+    tenant = c.tenant_id == sa.bindparam("the_tenant", type_=c.tenant_id.type)
+    return sa.select(context_overrides).where(sa.and_(tenant, sa.or_(of_agent, of_session))).order_by(c.part)
+
+
+_FOR_RUN, _FOR_AGENT = _for_run_statement(True), _for_run_statement(False)
+
+
 @dataclass(frozen=True)
 class Target:
     """Whose overrides: ``kind`` is ``agent`` or ``session``."""
@@ -44,11 +60,8 @@ class ContextOverrides(Scoped):
         self, agent_id: uuid.UUID, session_id: uuid.UUID | None
     ) -> tuple[list[StoredOverride], list[StoredOverride]]:
         """The agent's and the session's overrides in one query (the agent's only, without a session)."""
-        of_session = context_overrides.c.session_id == session_id if session_id is not None else sa.false()
-        query = self.select(sa.or_(context_overrides.c.agent_id == agent_id, of_session)).order_by(
-            context_overrides.c.part
-        )
-        rows = self.conn.execute(query).all()
+        values = {"the_tenant": self.tenant_id, "the_agent": agent_id, "the_session": session_id}
+        rows = self.conn.execute(_FOR_RUN if session_id is not None else _FOR_AGENT, values).all()
         return [_stored(r) for r in rows if r.agent_id], [_stored(r) for r in rows if r.session_id]
 
     def lock_target(self, target: Target) -> bool:

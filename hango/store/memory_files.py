@@ -34,6 +34,25 @@ def memory_path(raw: str) -> str:
     raise Unprocessable(problem, code="invalid_path", details={"path": raw[:MAX_PATH_CHARS]})
 
 
+def _for_prompt_statement() -> sa.Select:
+    """``MemoryFiles.for_prompt``'s statement, built once, its values bound at execution
+    (``docs/performance.md``: building an inspect's statements cost more than running them)."""
+    c = memory_files.c
+    content = sa.func.left(c.content, sa.bindparam("the_chars", type_=sa.Integer)).label("content")
+    return (
+        sa.select(c.path, content)
+        .where(
+            c.tenant_id == sa.bindparam("the_tenant", type_=c.tenant_id.type),
+            c.agent_id == sa.bindparam("the_agent", type_=c.agent_id.type),
+        )
+        .order_by(c.path)
+        .limit(sa.bindparam("the_files", type_=sa.Integer))
+    )
+
+
+_FOR_PROMPT = _for_prompt_statement()
+
+
 class MemoryFiles(Scoped):
     table = memory_files
 
@@ -51,14 +70,9 @@ class MemoryFiles(Scoped):
 
         One character more than the budget, so the caller can tell a file that fits from one it must cut.
         """
-        content = sa.func.left(memory_files.c.content, max_chars + 1).label("content")
-        query = (
-            sa.select(memory_files.c.path, content)
-            .where(self.where(memory_files.c.agent_id == agent_id))
-            .order_by(memory_files.c.path)
-            .limit(max_files)
-        )
-        return {row.path: row.content for row in self.conn.execute(query)}
+        values = {"the_tenant": self.tenant_id, "the_agent": agent_id}
+        values.update(the_chars=max_chars + 1, the_files=max_files)
+        return {row.path: row.content for row in self.conn.execute(_FOR_PROMPT, values)}
 
     def under(self, agent_id: uuid.UUID, folder: str, *, content: bool = True) -> list[sa.Row]:
         """The agent's memory files at or inside ``folder``, by path, in one query."""

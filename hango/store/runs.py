@@ -10,6 +10,7 @@ never stands in a real run's way (``SCRATCH``).
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -30,15 +31,16 @@ def is_dead() -> sa.ColumnElement[bool]:
     return sa.case((runs.c.kind == SCRATCH, ~run_locked(runs.c.id)), else_=~session_locked(runs.c.session_id))
 
 
-def reap_dead_runs(sub: Scoped, *conditions: sa.ColumnElement[bool]) -> sa.CTE:
+def reap_dead_runs(tenant_id: Any, *conditions: sa.ColumnElement[bool]) -> sa.CTE:
     """An UPDATE, as a CTE for a read to carry, that fails the matching runs no live worker runs.
 
-    The run loop takes its lock before it starts a run row and finishes the row before it
-    lets go, so a committed ``running`` row without a lock holder is a dead run.
+    ``tenant_id`` is the tenant's id or a bound parameter standing for it. The run loop
+    takes its lock before it starts a run row and finishes the row before it lets go, so a
+    committed ``running`` row without a lock holder is a dead run.
     """
     return (
         sa.update(runs)
-        .where(runs.c.tenant_id == sub.tenant_id, runs.c.status == "running", *conditions, is_dead())
+        .where(runs.c.tenant_id == tenant_id, runs.c.status == "running", *conditions, is_dead())
         .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
         .returning(runs.c.id, *(runs.c[name] for name in _REAPED))
         .cte("reaped")
@@ -62,7 +64,7 @@ class Runs(Scoped):
 
         A statement's CTE does not see its own updates, so reaped columns come from the CTE.
         """
-        reaped = reap_dead_runs(self, *conditions)
+        reaped = reap_dead_runs(self.tenant_id, *conditions)
         columns = [
             sa.func.coalesce(reaped.c[c.name], c).label(c.name) if c.name in _REAPED else c for c in runs.c
         ]

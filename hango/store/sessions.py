@@ -12,13 +12,26 @@ from hango.store.pages import Page, page
 from hango.store.runs import reap_dead_runs
 
 
+def _get_statement() -> sa.Select:
+    """``Sessions.get``'s statement, built once with its tenant and session as bound parameters
+    (``docs/performance.md``: building it took more instructions than running it). The parameters
+    are named for no column: an UPDATE would take a parameter named for a column as a value to set."""
+    tenant_id = sa.bindparam("the_tenant", type_=sessions.c.tenant_id.type)
+    session_id = sa.bindparam("the_session", type_=sessions.c.id.type)
+    reaped = reap_dead_runs(tenant_id, runs.c.session_id == session_id)
+    wanted = sa.and_(sessions.c.tenant_id == tenant_id, sessions.c.id == session_id)
+    return sa.select(sessions).where(wanted).add_cte(reaped)
+
+
+_GET = _get_statement()
+
+
 class Sessions(Scoped):
     table = sessions
 
     def get(self, session_id: uuid.UUID) -> sa.Row | None:
         """One session of the tenant, or None; the same statement reaps its dead runs (``runs``)."""
-        reaped = reap_dead_runs(self, runs.c.session_id == session_id)
-        return self.conn.execute(self.select(sessions.c.id == session_id).add_cte(reaped)).first()
+        return self.conn.execute(_GET, {"the_tenant": self.tenant_id, "the_session": session_id}).first()
 
     def read(self, session_id: uuid.UUID) -> sa.Row | None:
         """One session of the tenant, or None, read only (a read-only snapshot cannot reap runs)."""

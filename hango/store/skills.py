@@ -12,6 +12,17 @@ from hango.db.schema import skills
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, page
 
+# ``Skills.for_run``'s statement, built once, its values bound at execution (``docs/performance.md``)
+_FOR_RUN = (
+    sa.select(skills.c.name, skills.c.description, skills.c.body, skills.c.allowed_tools)
+    .where(
+        skills.c.tenant_id == sa.bindparam("the_tenant", type_=skills.c.tenant_id.type),
+        skills.c.agent_id == sa.bindparam("the_agent", type_=skills.c.agent_id.type),
+    )
+    .order_by(skills.c.name)
+    .limit(sa.bindparam("the_limit", type_=sa.Integer))
+)
+
 
 class Skills(Scoped):
     table = skills
@@ -22,13 +33,8 @@ class Skills(Scoped):
 
     def for_run(self, agent_id: uuid.UUID, limit: int) -> list[sa.Row]:
         """The agent's first ``limit`` skills by name (name, description, body, allowed tools), in one query."""
-        query = (
-            sa.select(skills.c.name, skills.c.description, skills.c.body, skills.c.allowed_tools)
-            .where(self.where(skills.c.agent_id == agent_id))
-            .order_by(skills.c.name)
-            .limit(limit)
-        )
-        return list(self.conn.execute(query))
+        values = {"the_tenant": self.tenant_id, "the_agent": agent_id, "the_limit": limit}
+        return list(self.conn.execute(_FOR_RUN, values))
 
     def get(self, agent_id: uuid.UUID, name: str) -> sa.Row | None:
         """The agent's skill called ``name``, or None."""

@@ -86,44 +86,66 @@ class Usage(Scoped):
         ``ratio`` is the median of reported ÷ estimated input tokens over the agent's last ``calls``
         calls of ``provider``/``model`` that have an estimate, and ``calibration_calls`` their number.
         """
-        c = usage_records.c
-        reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
-        last = (
-            sa.select(c.purpose, c.estimated_input_tokens.label("estimated"), reported.label("reported"))
-            .where(self.where(c.session_id == session_id, c.run_id.is_not(None)))
-            .order_by(c.created_at.desc())
-            .limit(1)
-            .subquery()
-        )
-        calibration = self._calibration(agent_id, provider, model, calls)
-        query = sa.select(
-            last.c.purpose,
-            last.c.estimated,
-            last.c.reported,
-            calibration.c.ratio,
-            calibration.c.calibration_calls,
-        )
-        return self.conn.execute(query.select_from(calibration.outerjoin(last, sa.true()))).one()
+        values = {"the_tenant": self.tenant_id, "the_session": session_id, "the_agent": agent_id}
+        values.update(the_provider=provider, the_model=model, the_calls=calls)
+        return self.conn.execute(_RECENT, values).one()
 
     def calibration(self, agent_id: Any, provider: str, model: str, calls: int = CALIBRATION_CALLS) -> sa.Row:
         """The agent's calibration for ``provider``/``model`` alone (``ratio``, ``calibration_calls``)."""
-        return self.conn.execute(sa.select(self._calibration(agent_id, provider, model, calls))).one()
+        query = sa.select(_calibration(self.tenant_id, agent_id, provider, model, calls))
+        return self.conn.execute(query).one()
 
-    def _calibration(self, agent_id: Any, provider: str, model: str, calls: int) -> sa.Subquery:
-        """The median of reported ÷ estimated input over the agent's last ``calls`` calls of the model."""
-        c = usage_records.c
-        reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
-        ratios = (
-            sa.select((sa.cast(reported, sa.Float) / c.estimated_input_tokens).label("ratio"))
-            .where(
-                self.where(c.agent_id == agent_id, c.provider == provider, c.model == model),
-                c.estimated_input_tokens > 0,
-            )
-            .order_by(c.created_at.desc())
-            .limit(calls)
-            .subquery()
+
+def _calibration(tenant_id: Any, agent_id: Any, provider: Any, model: Any, calls: Any) -> sa.Subquery:
+    """The median of reported ÷ estimated input over the agent's last ``calls`` calls of the model
+    (each argument a value or a bound parameter)."""
+    c = usage_records.c
+    reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
+    ratios = (
+        sa.select((sa.cast(reported, sa.Float) / c.estimated_input_tokens).label("ratio"))
+        .where(
+            sa.and_(
+                c.tenant_id == tenant_id, c.agent_id == agent_id, c.provider == provider, c.model == model
+            ),
+            c.estimated_input_tokens > 0,
         )
-        return sa.select(
-            sa.func.percentile_cont(0.5).within_group(ratios.c.ratio).label("ratio"),
-            sa.func.count().label("calibration_calls"),
-        ).subquery()
+        .order_by(c.created_at.desc())
+        .limit(calls)
+        .subquery()
+    )
+    return sa.select(
+        sa.func.percentile_cont(0.5).within_group(ratios.c.ratio).label("ratio"),
+        sa.func.count().label("calibration_calls"),
+    ).subquery()
+
+
+def _recent_statement() -> sa.Select:
+    """``Usage.recent``'s statement, built once with its values as bound parameters (an inspect's
+    statements took more instructions to build than to run: ``docs/performance.md``)."""
+    c = usage_records.c
+    tenant_id = sa.bindparam("the_tenant", type_=c.tenant_id.type)
+    session_id = sa.bindparam("the_session", type_=c.session_id.type)
+    agent_id = sa.bindparam("the_agent", type_=c.agent_id.type)
+    provider = sa.bindparam("the_provider", type_=c.provider.type)
+    model = sa.bindparam("the_model", type_=c.model.type)
+    calls = sa.bindparam("the_calls", type_=sa.Integer)
+    reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
+    last = (
+        sa.select(c.purpose, c.estimated_input_tokens.label("estimated"), reported.label("reported"))
+        .where(sa.and_(c.tenant_id == tenant_id, c.session_id == session_id, c.run_id.is_not(None)))
+        .order_by(c.created_at.desc())
+        .limit(1)
+        .subquery()
+    )
+    calibration = _calibration(tenant_id, agent_id, provider, model, calls)
+    query = sa.select(
+        last.c.purpose,
+        last.c.estimated,
+        last.c.reported,
+        calibration.c.ratio,
+        calibration.c.calibration_calls,
+    )
+    return query.select_from(calibration.outerjoin(last, sa.true()))
+
+
+_RECENT = _recent_statement()
