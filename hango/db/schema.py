@@ -221,7 +221,7 @@ model_calls = sa.Table(
     sa.Column("base_id", UUID(as_uuid=True)),
     sa.Column("prefix_parts", sa.Integer, nullable=False),
     sa.Column("tail", JSONB, nullable=False),
-    sa.Column("breakpoints", ARRAY(sa.SmallInteger), nullable=False),
+    sa.Column("breakpoints", ARRAY(sa.Integer), nullable=False),
     sa.Column("parts_count", sa.Integer, nullable=False),
     sa.Column("expected_cache_read", sa.Integer, nullable=False),
     sa.Column("miss_reason", sa.Text),

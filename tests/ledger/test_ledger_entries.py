@@ -130,3 +130,21 @@ def test_a_stored_message_carries_the_hash_its_calls_send_it_with(lab) -> None:
     assert {int(p["id"].removeprefix("message:")): p["hash"] for p in last if p["kind"] == "message"} == {
         seq: digest for seq, digest in stored.items() if seq < 4
     }
+
+
+def test_a_call_of_more_than_32767_parts_is_recorded_with_its_breakpoints(lab) -> None:
+    # A window of a million tokens holds 34,000 short messages without compacting.
+    agent = lab.agent(tools=(), context_window=1_000_000)
+    session = lab.session(agent)
+    items = [
+        (role, [{"type": "text", "text": "ok"}]) for _ in range(17_000) for role in ("user", "assistant")
+    ]
+    lab.store(lambda s: s.messages.append_many(uuid.UUID(session), items))
+
+    answer = lab.try_(session, {"message": "and now?"})
+
+    assert answer.status_code == 200, answer.get_json()
+    with lab.engine.connect() as conn:
+        row = conn.execute(sa.select(model_calls.c.parts_count, model_calls.c.breakpoints)).one()
+    assert row.parts_count > 34_000
+    assert max(row.breakpoints) > 32_767  # the last message's breakpoint, past what a smallint holds
