@@ -106,7 +106,7 @@ def test_key_checks_are_constant_time_by_construction(
     for secret in (key, wrong, auth.hash_key(key), auth.hash_key(wrong)):
         assert secret not in sent_text
     prefix = key.split("_")[1]
-    assert [params for _, params in sent][:2] == [{"prefix_1": prefix}] * 2
+    assert [list(params.values()) for _, params in sent][:2] == [[prefix]] * 2  # the prefix, nothing else
     assert all("key_hash =" not in statement for statement, _ in sent)
 
 
