@@ -63,16 +63,14 @@ def hango_env(data_dir: Path, port: int) -> dict[str, str]:
 
 def hango_command(env: dict[str, str], *argv: str, tree: Path = REPO_ROOT) -> str:
     """Run one ``hango`` command of the source ``tree`` to completion and return its output."""
-    done = subprocess.run(
-        [sys.executable, "-m", "hango", *argv],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return command([sys.executable, "-m", "hango", *argv], tree, env, f"hango {' '.join(argv)}")
+
+
+def command(argv: list[str], cwd: Path | str, env: dict[str, str], name: str) -> str:
+    """Run ``argv`` to completion and return its output; its error output's end when it fails."""
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"hango {' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"{name} failed:\n{done.stderr[-3000:]}")
     return done.stdout
 
 
@@ -90,18 +88,20 @@ def run_ended(http: requests.Session, url: str, location: str, timeout: float = 
         time.sleep(0.01)
 
 
-def _ready(url: str) -> bool:
+def answers(url: str) -> bool:
+    """Whether ``url`` answers 200 (False while nothing listens, or the workers still load the app)."""
     try:
-        return requests.get(f"{url}/readyz", timeout=2).status_code == 200
-    except requests.RequestException:  # not listening yet, or workers still loading the app
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
         return False
 
 
-def wait_ready(url: str, serve: subprocess.Popen, log: Path) -> None:
+def wait_ready(url: str, serve: subprocess.Popen, log: Path, name: str = "hango serve") -> None:
+    """Wait until ``url`` answers 200; fail with the log's end when the server exits or takes too long."""
     deadline = time.monotonic() + START_TIMEOUT
-    while not _ready(url):
+    while not answers(url):
         if serve.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"hango serve did not become ready:\n{log.read_text()[-2000:]}")
+            raise RuntimeError(f"{name} did not become ready:\n{log.read_text()[-3000:]}")
         time.sleep(0.2)
 
 
@@ -165,7 +165,7 @@ def serving(
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_ready(url, serve, log)
+        wait_ready(f"{url}/readyz", serve, log)
         yield Hango(url, database_url, principal, serve, log)
     finally:
         stop(serve)

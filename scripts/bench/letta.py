@@ -35,7 +35,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -49,7 +48,7 @@ import sqlalchemy as sa
 from hango.config import REPO_ROOT
 from hango.db import make_engine
 from hango.store import TenantStore
-from scripts.bench.hango_server import START_TIMEOUT, Hango, database, free_port, serving, stop
+from scripts.bench.hango_server import Hango, command, database, free_port, serving, stop, wait_ready
 from scripts.bench.history import MEMORY, Session, add_agent, add_session
 from scripts.bench.inspector import RATE_LIMIT, Recorder, context_path
 from scripts.bench.inspector_report import Load, Target, conclude, machine, p50, p95
@@ -159,28 +158,8 @@ def letta_database(hango_url: str) -> str:
 
 
 def letta_command(env: dict[str, str], *argv: str) -> str:
-    done = subprocess.run(
-        [str(LETTA_PYTHON), *LETTA_SERVER, *argv],
-        cwd=env["HOME"],  # Letta writes files (its OpenAPI schema) into the folder it runs in
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"letta_server {argv[0]} failed:\n{done.stderr[-3000:]}")
-    return done.stdout
-
-
-def wait_letta(url: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        with contextlib.suppress(requests.RequestException):  # not listening yet
-            if requests.get(f"{url}/v1/health/", timeout=2).ok:
-                return
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"Letta's server did not become ready:\n{log.read_text()[-3000:]}")
-        time.sleep(0.5)
+    # Letta writes files (its OpenAPI schema) into the folder it runs in
+    return command([str(LETTA_PYTHON), *LETTA_SERVER, *argv], env["HOME"], env, f"letta_server {argv[0]}")
 
 
 @contextlib.contextmanager
@@ -201,7 +180,7 @@ def letta_serving(data_dir: Path, hango_url: str) -> Iterator[tuple[Letta, dict[
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_letta(url, server, log)
+        wait_ready(f"{url}/v1/health/", server, log, "Letta's server")
         yield Letta(url, server, log), env
     finally:
         stop(server)
