@@ -135,9 +135,19 @@ class Gateway:
             purpose=self.state.purpose,
             duration_ms=duration_ms,
             usage={k: usage[k] for k in USAGE_FIELDS},
+            cost_usd=self._cost(request.model, usage, started),
             cache=verdict.as_dict() if verdict is not None else None,
         )
         return response
+
+    def _cost(self, model: str, usage: dict[str, Any], started: dt.datetime) -> str | None:
+        """The call's price in USD at the rates in force when it started, as a decimal string (None: no price)."""
+        usd = (
+            prices_of(self.deps.config.prices)
+            .cost(model, Tokens(*(usage[n] for n in TOKEN_ORDER)), started)
+            .usd
+        )
+        return None if usd is None else str(usd)
 
     def _judge(
         self, call: SentCall, started: dt.datetime, provider: str, bare: str, response: Response

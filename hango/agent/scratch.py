@@ -16,7 +16,6 @@ usage, cost, and the changes it would have made.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable
@@ -31,14 +30,13 @@ from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.gateway import TOKEN_ORDER, USAGE_FIELDS, Gateway
+from hango.agent.gateway import USAGE_FIELDS, Gateway
 from hango.agent.overlay import OverlayStore
 from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall
 from hango.agent.tools.base import Tool, ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
 from hango.errors import NotFound, QuotaExhausted
 from hango.messages import Message, Response, ToolResultBlock, message_to_dict
-from hango.providers.prices import Tokens, prices_of
 from hango.store.locks import lock_session, unlock_session
 from hango.store.snapshot import read_only_snapshot
 
@@ -55,21 +53,14 @@ SUCCEEDED = ("completed", "max_turns")
 class TurnRecord:
     """What a scratch turn did, as it happened: its model calls and its tool calls, in order."""
 
-    prices: Any
     calls: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
-    costs: list[Decimal | None] = field(default_factory=list)
+    costs: list[str | None] = field(default_factory=list)  # each call's price, as the gateway reported it
     asked: dict[str, int] = field(default_factory=dict)  # tool_use id → the call that asked for it
-    started: tuple[str, dt.datetime] | None = None
-
-    def call_started(self, model: str) -> None:
-        self.started = (model, dt.datetime.now(dt.UTC))
 
     def call_finished(self, detail: dict[str, Any]) -> None:
-        model, at = self.started or ("", dt.datetime.now(dt.UTC))
-        usage = detail["usage"]
-        self.calls.append({"id": detail["call_id"], "usage": usage})
-        self.costs.append(self.prices.cost(model, Tokens(*(usage[k] for k in TOKEN_ORDER)), at).usd)
+        self.calls.append({"id": detail["call_id"], "usage": detail["usage"]})
+        self.costs.append(detail["cost_usd"])
 
     def answered(self, message: Message) -> None:
         for use in tool_uses(message):
@@ -82,7 +73,7 @@ class TurnRecord:
         """The turn's total price in USD as a decimal string; None when some call has no price."""
         if any(cost is None for cost in self.costs):
             return None
-        return str(sum(self.costs, Decimal(0)))
+        return str(sum((Decimal(cost) for cost in self.costs), Decimal(0)))
 
 
 class RecordingSteps:
@@ -92,9 +83,7 @@ class RecordingSteps:
         self.steps, self.record = steps, record
 
     def emit(self, kind: str, **detail: Any) -> None:
-        if kind == "model_call_started":
-            self.record.call_started(detail["model"])
-        elif kind == "model_call_finished":
+        if kind == "model_call_finished":
             self.record.call_finished(detail)
         self.steps.emit(kind, **detail)
 
@@ -156,7 +145,7 @@ class ScratchTurn:
         self, deps: Deps, conn: Connection, run: Any, *, caller: Caller, steps: Any, shape: Shaper
     ) -> None:
         self.deps, self.conn, self.run, self.caller, self.shape = deps, conn, run, caller, shape
-        self.record = TurnRecord(prices_of(deps.config.prices))
+        self.record = TurnRecord()
         self.steps = RecordingSteps(steps, self.record)
         self.plan: Any = None
         self.model: str | None = None
