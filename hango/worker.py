@@ -5,9 +5,10 @@ to ``HANGO_WORKER_CONCURRENCY`` runs at once, each in a thread of its own (the
 run loop is synchronous). A run's job carries the web request's trace context:
 the job's span (``process hango.run``) continues the request's trace, and the
 run's (or the compaction's) spans go under it. The reaper runs every
-``HANGO_REAPER_INTERVAL`` seconds on one worker (procrastinate defers a periodic
-job once for all workers): it fails the runs of dead workers and the jobs of
-workers whose heartbeat stopped, so the next job of their session can start.
+``HANGO_REAPER_INTERVAL`` seconds on one worker of each queue (procrastinate defers a
+periodic job once for all workers of the queue): it fails the queue's runs of dead
+workers and its jobs of workers whose heartbeat stopped, so the next job of their
+session can start.
 """
 
 from __future__ import annotations
@@ -75,13 +76,17 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
             otel_context.detach(token)
 
     if reaper:
-
-        @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}")
+        # One periodic job per queue and tick (procrastinate defers it once for all workers of the
+        # queue): each queue's reaper reaps that queue's runs and jobs, never another's.
+        @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}", periodic_id=deps.config.job_queue)
         @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
         async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
             await asyncio.to_thread(reap_dead_runs, deps)
             manager = context.app.job_manager
-            for job in await manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
+            stalled = await manager.get_stalled_jobs(
+                queue=deps.config.job_queue, seconds_since_heartbeat=stalled_after
+            )
+            for job in stalled:
                 await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
 
     return app
@@ -104,9 +109,10 @@ def job_span(context: procrastinate.JobContext, job: QueuedRun) -> Iterator[None
 
 
 def reap_dead_runs(deps: Deps) -> list[Any]:
-    """Fail the runs no live worker runs any more, each with an ``error`` step; returns them."""
+    """Fail the runs of this worker's queue that no live worker runs any more, each with an ``error`` step;
+    returns them."""
     with deps.engine.begin() as conn:
-        reaped = reap_every_tenant(conn)
+        reaped = reap_every_tenant(conn, deps.config.job_queue)
         for tenant_id, run_id in reaped:
             TenantStore(conn, tenant_id).run_events.add_next(
                 run_id, "error", {"code": INTERRUPTED["code"], "message": INTERRUPTED["message"]}

@@ -164,11 +164,20 @@ class Runs(Scoped):
         ).first()
 
 
-def reap_every_tenant(conn: Connection) -> list[sa.Row]:
-    """Fail every dead run of every tenant (the periodic reaper); returns their ``(tenant_id, id)``."""
+_jobs = sa.table("procrastinate_jobs", sa.column("id"), sa.column("queue_name"))
+
+
+def reap_every_tenant(conn: Connection, queue: str) -> list[sa.Row]:
+    """Fail every dead run, of any tenant, whose job is on ``queue`` (the periodic reaper of that queue's
+    workers); returns their ``(tenant_id, id)``.
+
+    Workers of other queues on the same database leave these runs to this queue's reaper (and to the
+    reads of each tenant, which reap whatever they read).
+    """
+    on_queue = runs.c.job_id.in_(sa.select(_jobs.c.id).where(_jobs.c.queue_name == queue))
     stmt = (
         sa.update(runs)
-        .where(runs.c.status == "running", is_dead())
+        .where(runs.c.status == "running", on_queue, is_dead())
         .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
         .returning(runs.c.tenant_id, runs.c.id)
     )

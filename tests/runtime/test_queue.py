@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -279,22 +280,41 @@ def test_another_members_run_is_404(open_chat: OpenChat, acme, path: str) -> Non
     assert stranger.post(f"/v1/runs/{run_id}/cancel").status_code == 404
 
 
+def dead_run(chat: Chat, engine: sa.Engine) -> uuid.UUID:
+    """What a worker killed mid-run leaves: a queued run's row ``running``, its job on the queue, no lock."""
+    run_id = uuid.UUID(post(chat, "hello").get_json()["id"])
+    with engine.begin() as conn:
+        TenantStore(conn, uuid.UUID(chat.who.tenant_id)).runs.start(run_id)
+    return run_id
+
+
+def stored_run(engine: sa.Engine, run_id: uuid.UUID) -> sa.Row:
+    with engine.connect() as conn:
+        return conn.execute(sa.select(schema.runs).where(schema.runs.c.id == run_id)).one()
+
+
 def test_the_periodic_reaper_fails_a_dead_workers_run_with_an_error_step(open_chat: OpenChat, engine) -> None:
     chat = open_chat("offline/echo")
-    tenant = uuid.UUID(chat.who.tenant_id)
-    with engine.begin() as conn:  # what a worker killed mid-run leaves: running, its lock gone
-        runs = TenantStore(conn, tenant).runs
-        queued = runs.enqueue(uuid.UUID(chat.session_id), uuid.UUID(chat.who.user_id), [])
-        runs.start(queued.id)
+    run_id = dead_run(chat, engine)
 
     reaped = reap_dead_runs(Deps(engine, chat.who.client.application.config["HANGO"]))
 
-    assert [(r.tenant_id, r.id) for r in reaped] == [(tenant, queued.id)]
-    with engine.connect() as conn:
-        run = conn.execute(sa.select(schema.runs).where(schema.runs.c.id == queued.id)).one()
+    assert [(r.tenant_id, r.id) for r in reaped] == [(uuid.UUID(chat.who.tenant_id), run_id)]
+    run = stored_run(engine, run_id)
     assert (run.status, run.error["code"]) == ("failed", "interrupted")
-    [step] = events(chat, str(queued.id))
+    [step] = events(chat, str(run_id))
     assert (step["seq"], step["kind"], step["detail"]["code"]) == (1, "error", "interrupted")
+
+
+def test_the_periodic_reaper_of_another_queue_leaves_the_run_to_its_own(open_chat: OpenChat, engine) -> None:
+    chat = open_chat("offline/echo")
+    run_id = dead_run(chat, engine)
+    config = chat.who.client.application.config["HANGO"]
+
+    reaped = reap_dead_runs(Deps(engine, replace(config, job_queue=f"{config.job_queue}-other")))
+
+    assert reaped == []
+    assert stored_run(engine, run_id).status == "running"  # left for its own queue's reaper, or a read
 
 
 def test_a_run_cancelled_before_its_worker_starts_it_is_left_alone(open_chat: OpenChat, engine) -> None:
