@@ -31,6 +31,7 @@ from hango.store.runs import SCRATCH
 
 RUN_TASK = "hango.run"
 REAP_TASK = "hango.reap"
+FOLD_TASK = "hango.fold_part_costs"
 
 
 def session_lock(session_id: uuid.UUID) -> str:

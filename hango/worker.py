@@ -1,4 +1,4 @@
-"""Workers: the procrastinate app that runs queued runs and the periodic reaper (``hango worker``).
+"""Workers: the procrastinate app that runs queued runs and the periodic jobs (``hango worker``).
 
 A worker process opens its own psycopg 3 pool to hango's PostgreSQL and runs up
 to ``HANGO_WORKER_CONCURRENCY`` runs at once, each in a thread of its own (the
@@ -8,7 +8,9 @@ run's (or the compaction's) spans go under it. The reaper runs every
 ``HANGO_REAPER_INTERVAL`` seconds on one worker of each queue (procrastinate defers a
 periodic job once for all workers of the queue): it fails the queue's runs of dead
 workers and its jobs of workers whose heartbeat stopped, so the next job of their
-session can start.
+session can start. On the same tick the fold (``hango.fold_part_costs``) adds the part costs of
+recorded calls, waiting in ``pending_part_costs``, to their sessions' totals: any queue's fold may
+take any tenant's waiting rows, since the costs were priced when their calls were recorded.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
 from hango.inspector.trying import shape_turn
-from hango.queue import REAP_TASK, RUN_TASK
+from hango.queue import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.store import TenantStore
+from hango.store.part_costs import FOLD_BATCH, fold_waiting
 from hango.store.runs import INTERRUPTED, reap_every_tenant
 from hango.telemetry import names
 
@@ -50,8 +53,9 @@ def libpq_url(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
-    """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic reaper."""
+def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
+    """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic
+    reaper and fold."""
     connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url))
     app = procrastinate.App(connector=connector)
     stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
@@ -75,19 +79,27 @@ def worker_queue(deps: Deps, reaper: bool = True) -> procrastinate.App:
         finally:
             otel_context.detach(token)
 
-    if reaper:
-        # One periodic job per queue and tick (procrastinate defers it once for all workers of the
-        # queue): each queue's reaper reaps that queue's runs and jobs, never another's.
-        @app.periodic(cron=f"* * * * * */{deps.config.reaper_interval}", periodic_id=deps.config.job_queue)
-        @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
-        async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
-            await asyncio.to_thread(reap_dead_runs, deps)
-            manager = context.app.job_manager
-            stalled = await manager.get_stalled_jobs(
-                queue=deps.config.job_queue, seconds_since_heartbeat=stalled_after
-            )
-            for job in stalled:
-                await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+    if not periodic:
+        return app
+    tick = f"* * * * * */{deps.config.reaper_interval}"
+
+    # One periodic job per queue and tick (procrastinate defers it once for all workers of the
+    # queue): each queue's reaper reaps that queue's runs and jobs, never another's.
+    @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
+    @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
+    async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
+        await asyncio.to_thread(reap_dead_runs, deps)
+        manager = context.app.job_manager
+        stalled = await manager.get_stalled_jobs(
+            queue=deps.config.job_queue, seconds_since_heartbeat=stalled_after
+        )
+        for job in stalled:
+            await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+
+    @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
+    @app.task(name=FOLD_TASK, queue=deps.config.job_queue)
+    async def fold(timestamp: int) -> None:
+        await asyncio.to_thread(fold_part_costs, deps)
 
     return app
 
@@ -120,6 +132,17 @@ def reap_dead_runs(deps: Deps) -> list[Any]:
     return reaped
 
 
+def fold_part_costs(deps: Deps) -> int:
+    """Fold every waiting call's part costs into the totals, a batch per transaction; returns how many."""
+    folded = 0
+    while True:
+        with deps.engine.begin() as conn:
+            taken = fold_waiting(conn, FOLD_BATCH)
+        folded += taken
+        if taken < FOLD_BATCH:
+            return folded
+
+
 def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
     """The options every hango worker runs with (``overrides`` for tests)."""
     return {
@@ -132,16 +155,16 @@ def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
     }
 
 
-def run_worker(deps: Deps, reaper: bool = True, **overrides: Any) -> None:
+def run_worker(deps: Deps, periodic: bool = True, **overrides: Any) -> None:
     """Work until stopped (SIGINT/SIGTERM), or, with ``wait=False``, until the queue is empty."""
     options = worker_options(deps, **overrides)
     if options.get("wait", True) is False:
-        worker_queue(deps, reaper).run_worker(**options)
+        worker_queue(deps, periodic).run_worker(**options)
         return
-    asyncio.run(_supervise(deps, reaper, options))
+    asyncio.run(_supervise(deps, periodic, options))
 
 
-async def _supervise(deps: Deps, reaper: bool, options: dict[str, Any]) -> None:
+async def _supervise(deps: Deps, periodic: bool, options: dict[str, Any]) -> None:
     """Run the worker until a signal stops it, starting it again whenever it stops by itself.
 
     Procrastinate stops a worker whose database connection failed (its ``LISTEN``
@@ -156,7 +179,7 @@ async def _supervise(deps: Deps, reaper: bool, options: dict[str, Any]) -> None:
         loop.add_signal_handler(sig, stopping.set)
     while not stopping.is_set():
         try:
-            await _work_until(worker_queue(deps, reaper), options, stopping)
+            await _work_until(worker_queue(deps, periodic), options, stopping)
         except Exception:  # the database is away (or the pool could not open): log it, try again
             log.exception("the queue worker stopped")
         if not stopping.is_set():

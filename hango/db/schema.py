@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB, UUID
 
 metadata = sa.MetaData()
 
@@ -229,7 +229,7 @@ model_calls = sa.Table(
     sa.Column("miss_cause", sa.Text),
 )
 
-# A part's cost summed over every call of its session it rode in, added as each call is recorded.
+# A part's cost summed over every call of its session it rode in, folded in from ``pending_part_costs``.
 part_costs = sa.Table(
     "part_costs",
     metadata,
@@ -239,6 +239,16 @@ part_costs = sa.Table(
     sa.Column("calls", sa.Integer, nullable=False),
     sa.Column("priced_calls", sa.Integer, nullable=False),
     sa.Column("usd", sa.Numeric, nullable=False),
+)
+
+# One recorded call's part costs, ``{part: usd or null}``, waiting for the periodic fold into ``part_costs``.
+pending_part_costs = sa.Table(
+    "pending_part_costs",
+    metadata,
+    sa.Column("call_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("tenant_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("session_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("costs", JSON, nullable=False),
 )
 
 audit_log = sa.Table(

@@ -128,20 +128,24 @@ def part_costs(rates: Rates, sizes: list[int], tokens: Tokens) -> list[Decimal |
     ``cache_write``; a part is priced at the rate of the stretch it lies in (split where it
     straddles two), the rest at the input price.
     """
-    per = {kind: rates.per_token(kind) for kind in ("cache_read_mtok", "cache_write_mtok", "input_mtok")}
-    if any(rate is None for rate in per.values()):
+    read_rate, write_rate, input_rate = (
+        rates.per_token(kind) for kind in ("cache_read_mtok", "cache_write_mtok", "input_mtok")
+    )
+    if read_rate is None or write_rate is None or input_rate is None:
         return [None] * len(sizes)
     read_end = tokens.cache_read
     write_end = read_end + tokens.cache_write
     costs, start = [], 0
     for size in sizes:
         end = start + size
-        read = max(0, min(end, read_end) - start)
-        write = max(0, min(end, write_end) - max(start, read_end))
-        rest = size - read - write
-        costs.append(
-            read * per["cache_read_mtok"] + write * per["cache_write_mtok"] + rest * per["input_mtok"]
-        )
+        if end <= read_end:  # most parts lie in one stretch: one product
+            costs.append(size * read_rate)
+        elif start >= write_end:
+            costs.append(size * input_rate)
+        else:
+            read = max(0, read_end - start)
+            write = max(0, min(end, write_end) - max(start, read_end))
+            costs.append(read * read_rate + write * write_rate + (size - read - write) * input_rate)
         start = end
     return costs
 

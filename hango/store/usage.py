@@ -26,6 +26,26 @@ def next_month(start: dt.datetime) -> dt.datetime:
     return (start + dt.timedelta(days=32)).replace(day=1)
 
 
+def _quota_left_statement() -> sa.Select:
+    """The tenant's quota less its tokens since ``the_month``: the month's usage is summed only when the
+    tenant has a quota (PostgreSQL runs a subquery of a ``CASE`` branch only when it takes the branch)."""
+    tenant = sa.bindparam("the_tenant", type_=tenants.c.id.type)
+    spent = sum(usage_records.c[name] for name in TOKEN_COLUMNS)
+    used = (
+        sa.select(sa.func.coalesce(sa.func.sum(spent), 0))
+        .where(
+            usage_records.c.tenant_id == tenant,
+            usage_records.c.created_at >= sa.bindparam("the_month", type_=usage_records.c.created_at.type),
+        )
+        .scalar_subquery()
+    )
+    left = sa.case((tenants.c.token_quota.is_(None), None), else_=tenants.c.token_quota - used)
+    return sa.select(left).where(tenants.c.id == tenant)
+
+
+_QUOTA_LEFT = _quota_left_statement()
+
+
 class Usage(Scoped):
     table = usage_records
 
@@ -66,17 +86,10 @@ class Usage(Scoped):
         self.insert_row(id=new_id(), **values)
 
     def quota_left(self, now: dt.datetime) -> int | None:
-        """Tokens the tenant may still spend this UTC month; None when it has no quota."""
-        spent = sum(usage_records.c[name] for name in TOKEN_COLUMNS)
-        used = (
-            sa.select(sa.func.coalesce(sa.func.sum(spent), 0))
-            .where(self.where(usage_records.c.created_at >= month_start(now)))
-            .scalar_subquery()
-        )
-        row = self.conn.execute(
-            sa.select(tenants.c.token_quota, used).where(tenants.c.id == self.tenant_id)
-        ).one()
-        return None if row[0] is None else row[0] - row[1]
+        """Tokens the tenant may still spend this UTC month; None when it has no quota (then nothing is summed)."""
+        return self.conn.execute(
+            _QUOTA_LEFT, {"the_tenant": self.tenant_id, "the_month": month_start(now)}
+        ).scalar_one()
 
     def recent(self, session_id: Any, agent_id: Any, provider: str, model: str, calls: int) -> sa.Row:
         """The session's last call and the agent's calibration for ``model``, in one statement.

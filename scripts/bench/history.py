@@ -300,7 +300,7 @@ def record_calls(
 
     Each sends the latest call's parts with its last part changed (a call of the same
     size every time, so only the ledger's length grows), a second after the one before;
-    call ``index`` reports ``tokens(index)`` of ``model`` and adds its parts' costs to their totals.
+    call ``index`` reports ``tokens(index)`` of ``model`` and leaves its parts' costs waiting for the fold.
     """
     lineage = Lineage()
     lineage.load(store.model_calls, session_id, "run")

@@ -62,13 +62,13 @@ def seeded(data: Path) -> tuple[EmbeddedPostgres, str, dict[str, Any]]:
     postgres = EmbeddedPostgres(data)
     url = postgres.acquire()
     meta = data / "sessions.json"
+    env = hango_env(data, 0)
+    hango_command(env, "db", "upgrade")  # a kept database follows the tree's migrations
     if not meta.exists():
         from hango.db import make_engine
         from hango.store import TenantStore
         from scripts.bench.history import add_agent, add_session
 
-        env = hango_env(data, 0)
-        hango_command(env, "db", "upgrade")
         boot = ("admin", "bootstrap", "--tenant", "Bench", "--email", "bench@bench.test", "--json")
         principal = json.loads(hango_command(env, *boot, "--rate-limit", "10000000"))
         engine = make_engine(url)

@@ -7,12 +7,13 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from hango.agent.validate import validate_history
 from hango.db.schema import runs
 from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.store import TenantStore
-from hango.store.usage import month_start
+from hango.store.usage import _QUOTA_LEFT, month_start
 from tests.budget.conftest import FAKE_MODEL, as_messages, make_agent, make_session, say, stored, usage_rows
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.support.clients import As, Tenant, error_code
@@ -152,3 +153,31 @@ def test_only_this_utc_month_counts(acme: Tenant, engine: sa.Engine) -> None:
     assert (shown["used_tokens"], shown["quota_left"]) == (300, 700)
     with engine.connect() as conn:
         assert TenantStore(conn, uuid.UUID(acme.id)).usage.quota_left(dt.datetime.now(dt.UTC)) == 700
+
+
+def usage_rows_summed(engine: sa.Engine, tenant_id: str) -> int:
+    """How many usage rows the quota check reads (PostgreSQL's own count, from EXPLAIN ANALYZE)."""
+    values = {"the_tenant": uuid.UUID(tenant_id), "the_month": month_start(dt.datetime.now(dt.UTC))}
+    statement = _QUOTA_LEFT.params(values).compile(
+        dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}
+    )
+    with engine.connect() as conn:
+        plan = conn.exec_driver_sql(f"explain (analyze, format json) {statement}").scalar_one()
+    return sum(
+        node.get("Actual Rows", 0) * node.get("Actual Loops", 0)
+        for node in nodes(plan[0]["Plan"])
+        if node.get("Relation Name") == "usage_records"
+    )
+
+
+def nodes(plan: dict) -> list[dict]:
+    return [plan, *(n for child in plan.get("Plans", ()) for n in nodes(child))]
+
+
+def test_the_quota_check_of_a_tenant_without_a_quota_reads_no_usage(acme: Tenant, engine: sa.Engine) -> None:
+    for tokens in (100, 200, 300):
+        record_usage(engine, acme.id, dt.datetime.now(dt.UTC), tokens)
+
+    assert usage_rows_summed(engine, acme.id) == 0  # nothing to count against
+    set_quota(acme.owner, 1000)
+    assert usage_rows_summed(engine, acme.id) == 3  # the month's rows, summed

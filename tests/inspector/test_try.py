@@ -38,7 +38,7 @@ def wire_texts(lab: Lab, index: int = -1) -> list[str]:
 def counts_but_usage(lab: Lab) -> dict[str, int]:
     """Row counts but the try's bookkeeping: its usage row, its ledger entry (with its parts' running
     costs), its audit row."""
-    bookkeeping = ("usage_records", "model_calls", "part_costs", "audit_log")
+    bookkeeping = ("usage_records", "model_calls", "pending_part_costs", "audit_log")
     return {name: n for name, n in row_counts(lab.engine).items() if name not in bookkeeping}
 
 

@@ -6,10 +6,15 @@ import json
 
 import genai_prices
 import pytest
+import sqlalchemy as sa
 
+from hango import worker
+from hango.agent.deps import Deps
 from hango.config import ConfigError, load_config
+from hango.db.schema import part_costs, pending_part_costs
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers.prices import Prices, Tokens
+from hango.queue import FOLD_TASK, REAP_TASK
 from tests.inspector.conftest import assistant, user
 from tests.inspector.test_suggestions import answered
 from tests.ledger.helpers import call_detail, oldest_first
@@ -175,6 +180,43 @@ def test_a_parts_total_cost_so_far_is_the_sum_of_its_cost_on_every_call_it_rode_
                 "usd": pytest.approx(sum(costs), rel=1e-9),
             }, part["id"]
     assert {len(costs) for costs in rode.values()} == {1, 2}  # the new messages rode in the second call only
+
+
+def waiting_calls(lab) -> int:
+    with lab.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).select_from(pending_part_costs)).scalar_one()
+
+
+def test_a_calls_part_costs_count_so_far_when_recorded_and_the_same_after_the_fold(lab, monkeypatch):
+    call = one_call(lab)
+    lab.fake.reply(answer(Usage(500, 40, 0, 0)))
+    assert lab.say(call["session"], "and the tulips?").status_code == 201
+    latest = oldest_first(lab, call["session"])[-1]["id"]
+    waiting = call_detail(lab, call["session"], latest)["parts"]
+    assert waiting_calls(lab) == 2  # recorded with their calls, not yet in the totals
+    assert {p["cost_so_far"]["calls"] for p in waiting} == {1, 2}
+    monkeypatch.setattr(worker, "FOLD_BATCH", 1)  # a transaction per call
+
+    folded = worker.fold_part_costs(Deps(lab.engine, lab.who.client.application.config["HANGO"]))
+
+    assert (folded, waiting_calls(lab)) == (2, 0)
+    with lab.engine.connect() as conn:
+        stored = conn.execute(sa.select(sa.func.count()).select_from(part_costs)).scalar_one()
+    assert stored == len(waiting)  # a row per part, each call added once
+    assert call_detail(lab, call["session"], latest)["parts"] == waiting
+
+
+def test_the_workers_fold_part_costs_on_the_reapers_tick_once_per_queue(lab):
+    deps = Deps(lab.engine, lab.who.client.application.config["HANGO"])
+
+    periodic = {
+        (t.task.name, t.periodic_id, t.cron)
+        for t in worker.worker_queue(deps).periodic_registry.periodic_tasks.values()
+    }
+
+    tick = f"* * * * * */{deps.config.reaper_interval}"
+    assert periodic == {(REAP_TASK, deps.config.job_queue, tick), (FOLD_TASK, deps.config.job_queue, tick)}
+    assert worker.worker_queue(deps, periodic=False).periodic_registry.periodic_tasks == {}
 
 
 def test_a_part_of_unpriced_calls_counts_its_calls_and_has_no_total_so_far(lab):

@@ -14,19 +14,24 @@ import pytest
 import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
-from hango.agent.ledger.record import SNAPSHOT_EVERY, rebuild
+from hango.agent.ledger import record
+from hango.agent.ledger.recent import Known, RecentCalls
+from hango.agent.ledger.record import SNAPSHOT_EVERY, Lineage, rebuild
 from hango.db.schema import model_calls
 from hango.store import TenantStore
+from hango.store.part_costs import fold_waiting
 from scripts.bench.history import record_calls
 from tests.perf.test_statement_counts import rows, seed_sessions
 from tests.support.clients import As, Tenant
+from tests.support.sql import count_rows
 
 SIZES = (10, 200)
 
 
 @pytest.fixture
 def ledgers(engine: sa.Engine, acme: Tenant) -> dict[int, tuple[str, list[uuid.UUID]]]:
-    """Two 10-message sessions of one agent, with one real run call and then 9 or 199 ledger entries more."""
+    """Two 10-message sessions of one agent, with one real run call and then 9 or 199 ledger entries more,
+    their part costs folded into the totals (as the workers' periodic fold leaves them)."""
     _, made = seed_sessions(engine, acme, dict.fromkeys(SIZES, (10, 5)))
     ledgers = {}
     for calls, session in made.items():
@@ -35,6 +40,8 @@ def ledgers(engine: sa.Engine, acme: Tenant) -> dict[int, tuple[str, list[uuid.U
         with engine.begin() as conn:
             store = TenantStore(conn, uuid.UUID(acme.id))
             ledgers[calls] = (session, record_calls(store, uuid.UUID(session), calls - 1))
+    with engine.begin() as conn:
+        fold_waiting(conn, batch=1_000)
     return ledgers
 
 
@@ -69,7 +76,7 @@ def test_a_calls_parts_totals_so_far_are_one_statement_reading_a_row_per_part_fo
     )
 
     totals = [n for statement, n in counted if "FROM part_costs" in statement]
-    assert totals == [parts]  # the 200 calls each part rode in were summed as they were recorded
+    assert totals == [parts]  # the 200 calls each part rode in were summed by the fold, not on this read
 
 
 def test_a_diff_of_two_calls_reads_their_chains_only_for_10_and_200_calls(acme, ledgers):
@@ -110,3 +117,45 @@ def test_every_call_of_a_long_ledger_rebuilds_from_its_own_chain_as_from_the_who
             assert 1 <= len(chain) <= SNAPSHOT_EVERY
             assert chain[0].prefix_parts == 0  # it starts at a whole row
             assert rebuild(chain)[call] == whole[call]
+
+
+def lineage_rows(engine: sa.Engine, acme: Tenant, session: uuid.UUID) -> tuple[Lineage, int]:
+    """A new lineage of the session's runs, loaded as a gateway loads it, and the ledger rows it read."""
+    lineage = Lineage()
+    with engine.connect() as conn, count_rows(engine) as counted:
+        lineage.load(TenantStore(conn, uuid.UUID(acme.id)).model_calls, session, "run")
+    return lineage, ledger_rows_read(counted)
+
+
+def test_a_lineage_continued_from_a_call_this_process_keeps_reads_only_the_rows_after_it(
+    engine, acme, ledgers, monkeypatch
+):
+    session, made = ledgers[200]
+    monkeypatch.setattr(record, "RECENT", RecentCalls())  # a process that keeps none of them yet
+    cold, cold_rows = lineage_rows(engine, acme, uuid.UUID(session))
+    kept = record.RECENT.of(uuid.UUID(session))
+    assert list(kept) == [made[-1]] and cold_rows == cold.depth + 1 > 1  # back to the whole row
+
+    warm, warm_rows = lineage_rows(engine, acme, uuid.UUID(session))
+
+    assert warm_rows == 1  # the latest call, known: its row alone (for its report and its time)
+    assert (warm.base_id, warm.previous, warm.depth) == (cold.base_id, cold.previous, cold.depth)
+
+
+def test_a_chain_stops_at_the_newest_call_the_process_keeps_and_rebuilds_the_rest_from_it(
+    engine, acme, ledgers, monkeypatch
+):
+    session, made = ledgers[200]
+    monkeypatch.setattr(record, "RECENT", RecentCalls())
+    cold, _ = lineage_rows(engine, acme, uuid.UUID(session))
+    assert cold.depth >= 3  # the three calls after the known one are deltas of the same whole row
+    recent = RecentCalls()
+    with engine.connect() as conn:  # the process knows the call three before the latest, as a lineage left it
+        rows = TenantStore(conn, uuid.UUID(acme.id)).model_calls.chain(uuid.UUID(session), made[-4])
+    recent.put(uuid.UUID(session), made[-4], Known(rebuild(rows)[made[-4]], cold.depth - 3))
+    monkeypatch.setattr(record, "RECENT", recent)
+
+    warm, warm_rows = lineage_rows(engine, acme, uuid.UUID(session))
+
+    assert warm_rows == 4  # the known call's row and the three after it
+    assert (warm.base_id, warm.previous, warm.depth) == (cold.base_id, cold.previous, cold.depth)

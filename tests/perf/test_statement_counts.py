@@ -191,7 +191,10 @@ def test_writing_the_ledger_adds_at_most_one_statement_per_call(acme, sessions):
     assert all(
         "INSERT INTO usage_records" in s for s in writes
     )  # …in the statement that writes its usage row
-    assert all("INSERT INTO part_costs" in s for s in writes)  # and adds its parts' costs to their totals
+    assert all(
+        "INSERT INTO pending_part_costs" in s for s in writes
+    )  # and leaves its parts' costs to the fold
+    assert not any("part_costs (" in s and "pending" not in s for s in sent)  # no total is touched on the way
     assert sum("INSERT INTO usage_records" in s for s in sent) == 2  # no usage statement of its own any more
     reads = [s for s in sent if "FROM model_calls" in s and "INSERT" not in s]
     assert len(reads) == 1  # the run's lineage, read once: at most one statement more per call

@@ -21,6 +21,7 @@ from hango.db import schema
 from hango.inspector.trying import shape_turn
 from hango.store import TenantStore
 from hango.store.locks import lock_run, unlock_run
+from hango.store.part_costs import fold_waiting
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import Chat, tool_call, tool_calls
 from tests.runtime.conftest import OpenChat
@@ -147,7 +148,8 @@ def test_a_scratch_turn_is_a_queued_try_run_whose_result_says_what_the_turn_did(
     assert result["cost"] is None  # the fake model has no price
     assert (result["excluded"], result["added"]) == ([], [])
     assert chat.messages() == [] and chat.file("/notes.md") is None
-    with chat.engine.connect() as conn:  # the turn's own messages are no part of the session to cost
+    with chat.engine.begin() as conn:  # the turn's own messages are no part of the session to cost
+        fold_waiting(conn)
         parts = conn.execute(sa.select(schema.part_costs.c.part)).scalars().all()
     assert parts and not [p for p in parts if p.startswith("message:")]
     listed = [r for r in chat.runs() if r["id"] == run["id"]]

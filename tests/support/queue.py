@@ -43,7 +43,7 @@ def drain(app: Flask) -> None:
         try:
             run_worker(
                 deps,
-                reaper=False,  # the periodic reaper is the server tests' (a pass here would add its statements)
+                periodic=False,  # the periodic jobs are the server tests' (a pass here would add its statements)
                 wait=False,
                 install_signal_handlers=False,
                 listen_notify=False,

@@ -30,12 +30,13 @@ import hashlib
 import itertools
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hango.agent.draft import Draft
 from hango.agent.estimator import MessageMemo, estimate_block, estimate_message, estimate_tool
+from hango.agent.ledger.recent import RECENT, Known
 from hango.agent.parts import PartID, tool_part
 from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
 
@@ -53,6 +54,7 @@ LINEAGES: dict[str, tuple[str, ...]] = {
     "summarize": ("summarize",),
 }
 _HASHES = MessageMemo()
+_BLOCKS = MessageMemo()
 
 
 class SentPart(NamedTuple):
@@ -153,7 +155,12 @@ def sent_call(draft: Draft) -> SentCall:
 
 
 def sent_blocks(message: Message) -> int:
-    """How many content blocks of ``message`` go to the provider (the adapters drop blank text)."""
+    """How many content blocks of ``message`` go to the provider (the adapters drop blank text), remembered
+    per message like its hash."""
+    return _BLOCKS.get(message, _sent_blocks)
+
+
+def _sent_blocks(message: Message) -> int:
     return sum(1 for b in message.content if not isinstance(b, TextBlock) or b.text.strip())
 
 
@@ -182,15 +189,20 @@ def delta(base: SentCall | None, call: SentCall) -> Delta:
     return Delta(shared, [[p.part, p.hash, p.tokens] for p in call.parts[shared:]])
 
 
-def rebuild(rows: Iterable[Any]) -> dict[uuid.UUID, SentCall]:
+def rebuild(rows: Iterable[Any], known: Mapping[uuid.UUID, Known] | None = None) -> dict[uuid.UUID, SentCall]:
     """Every row's whole call, from rows with ``id``, ``base_id``, ``prefix_parts``, ``tail``, ``breakpoints``.
 
     A delta row's base is another row of ``rows``; rows come oldest first, so a base is
     always rebuilt before the rows built on it. A whole row (``prefix_parts = 0``) needs
-    no base, even when ``base_id`` names the lineage's previous call.
+    no base, even when ``base_id`` names the lineage's previous call. A row of a ``known``
+    call is that call, whatever its row holds.
     """
+    known = known or {}
     calls: dict[uuid.UUID, SentCall] = {}
     for row in rows:
+        if row.id in known:
+            calls[row.id] = known[row.id].call
+            continue
         base = calls[row.base_id].parts[: row.prefix_parts] if row.prefix_parts else ()
         tail = tuple(map(SentPart._make, row.tail))
         calls[row.id] = SentCall(base + tail, tuple(row.breakpoints))
@@ -212,15 +224,20 @@ class Lineage:
     calibrated: float | None = None
     calibration_read: bool = False
     depth: int = 0
+    session_id: uuid.UUID | None = None
 
     def load(self, calls: ModelCalls, session_id: uuid.UUID, purpose: str) -> None:
-        """Rebuild the lineage's latest call from its chain of ledger rows (one query, at most ``SNAPSHOT_EVERY`` rows)."""
-        rows = calls.latest_chain(session_id, LINEAGES[purpose])
+        """Rebuild the lineage's latest call from its chain of ledger rows: one query, back to a whole row
+        or to a call this process keeps (``hango.agent.ledger.recent``), at most ``SNAPSHOT_EVERY`` rows."""
+        self.session_id = session_id
+        known = RECENT.of(session_id)
+        rows = calls.latest_chain(session_id, LINEAGES[purpose], known=list(known))
         self.loaded = True
         if rows:
-            last = rows[-1]
+            first, last = rows[0], rows[-1]
+            depth = (known[first.id].depth if first.id in known else 0) + len(rows) - 1
             ended = last.started_at + dt.timedelta(milliseconds=last.duration_ms)
-            self.advance(last.id, rebuild(rows)[last.id], ended, len(rows) - 1, last.reported_prompt)
+            self.advance(last.id, rebuild(rows, known)[last.id], ended, depth, last.reported_prompt)
 
     def advance(
         self,
@@ -230,10 +247,15 @@ class Lineage:
         depth: int,
         reported_prompt: int | None = None,
     ) -> None:
-        """``call`` (stored ``depth`` deltas from a whole row) is the lineage's newest now: the base of the next one."""
+        """``call`` (stored ``depth`` deltas from a whole row) is the lineage's newest now: the base of the next one.
+
+        The process keeps it for the next lineage of the session to continue from.
+        """
         self.base_id = call_id
         self.previous = Previous(call, ended_at, reported_prompt)
         self.depth = depth
+        if self.session_id is not None:
+            RECENT.put(self.session_id, call_id, Known(call, depth))
 
     def delta(self, call: SentCall) -> Delta:
         """``call`` as its ledger row stores it: a delta against the previous call, or whole every ``SNAPSHOT_EVERY``."""
