@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hango.agent.assembly import capture, prepare_session
-from hango.agent.chain import Chain
+from hango.agent.chain import Chain, history_messages
 from hango.agent.deps import Deps
 from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
 from hango.agent.parts import PartID, in_part_order, message_part, target_of
@@ -88,7 +88,9 @@ def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -
 
     The history is cut (or given the new turn) first, so the set is checked
     against exactly the messages the call carries; ``state.overrides`` ends as
-    the closed set the call uses.
+    the closed set the call uses. Without message overrides there is no set to
+    close and the call is not captured: the messages it carries are the history's
+    (``history_messages``: a try never compacts, and nothing filters them).
     """
     stored = state.overrides
     wanted = [Override(p, EXCLUDE) for p in body.exclude] + [
@@ -111,6 +113,9 @@ def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -
     explicit |= {p: o for p, o in chosen.items() if target_of(p) == "session"}
     state.overrides = Overrides.of(agent.values(), explicit.values())
     cut = shape_history(state, body.message, seq)
+    if not explicit:  # no message left out or replaced: nothing to close, the history is checked as it goes
+        close_set({}, history_messages(state), strict=True)
+        return TryPlan(state.overrides, [], cut)
     sent = capture(chain, dataclasses.replace(state, overrides=Overrides()))
     already = [p for p, o in stored.session.items() if o.action == EXCLUDE and p not in released]
     closed, added = close_set(explicit, sent.messages, strict=True, already=already)

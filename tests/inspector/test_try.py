@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from opentelemetry.trace import SpanKind
 
 from hango.db.schema import session_files, usage_records
+from hango.inspector import trying
 from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.telemetry import names
 from hango.try_pool import EXTENSION, POOL_SIZE
@@ -346,3 +347,18 @@ def test_try_include_of_a_companion_releases_its_whole_pair_group(lab: Lab, sess
 
     assert response.get_json()["excluded"] == []
     assert wire_texts(lab)[3:5] == ["ls", "result t1"]
+
+
+def test_a_try_without_message_overrides_checks_the_history_without_capturing_the_call_first(
+    lab: Lab, session: str, monkeypatch
+):
+    captured = []
+    real = trying.capture
+    monkeypatch.setattr(trying, "capture", lambda *a, **kw: captured.append(1) or real(*a, **kw))
+
+    plain = lab.try_(session, {"message": "and now?"})
+    excluding_one = lab.try_(session, {"message": "and now?", "exclude": ["message:2"]})
+
+    assert (plain.status_code, excluding_one.status_code) == (200, 200), excluding_one.get_json()
+    assert captured == [1]  # only the try whose set had to be closed on the call's messages
+    assert wire_texts(lab, 0)[-1] == "and now?" and len(lab.fake.bodies(MESSAGES)) == 2
