@@ -37,9 +37,9 @@ def wire_texts(lab: Lab, index: int = -1) -> list[str]:
 
 
 def counts_but_usage(lab: Lab) -> dict[str, int]:
-    """Row counts but the try's bookkeeping: its usage row, its ledger entry (with its parts' running
-    costs), its audit row."""
-    bookkeeping = ("usage_records", "model_calls", "pending_part_costs", "audit_log")
+    """Row counts but the try's bookkeeping: its usage row, its ledger entry (with its parts' costs, waiting
+    or folded into their totals), its audit row."""
+    bookkeeping = ("usage_records", "model_calls", "pending_part_costs", "part_costs", "audit_log")
     return {name: n for name, n in row_counts(lab.engine).items() if name not in bookkeeping}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import genai_prices
 import pytest
@@ -18,6 +19,7 @@ from hango.queue import FOLD_TASK, REAP_TASK
 from tests.inspector.conftest import assistant, user
 from tests.inspector.test_suggestions import answered
 from tests.ledger.helpers import call_detail, oldest_first
+from tests.support.net import wait_until
 
 SONNET = "anthropic/claude-sonnet-4-6"
 # Uncached input, cache reads, cache writes, output: a call that read most of its prompt from the cache.
@@ -182,9 +184,10 @@ def test_a_parts_total_cost_so_far_is_the_sum_of_its_cost_on_every_call_it_rode_
     assert {len(costs) for costs in rode.values()} == {1, 2}  # the new messages rode in the second call only
 
 
-def waiting_calls(lab) -> int:
+def session_rows(lab, table: sa.Table, session: str) -> int:
     with lab.engine.connect() as conn:
-        return conn.execute(sa.select(sa.func.count()).select_from(pending_part_costs)).scalar_one()
+        query = sa.select(sa.func.count()).select_from(table).where(table.c.session_id == uuid.UUID(session))
+        return conn.execute(query).scalar_one()
 
 
 def test_a_calls_part_costs_count_so_far_when_recorded_and_the_same_after_the_fold(lab, monkeypatch):
@@ -192,17 +195,21 @@ def test_a_calls_part_costs_count_so_far_when_recorded_and_the_same_after_the_fo
     lab.fake.reply(answer(Usage(500, 40, 0, 0)))
     assert lab.say(call["session"], "and the tulips?").status_code == 201
     latest = oldest_first(lab, call["session"])[-1]["id"]
-    waiting = call_detail(lab, call["session"], latest)["parts"]
-    assert waiting_calls(lab) == 2  # recorded with their calls, not yet in the totals
+    mine = pending_part_costs.c.session_id == uuid.UUID(call["session"])
+    # the session's waiting rows held, so that no live server's fold on this database takes them meanwhile
+    with lab.engine.begin() as conn:
+        held = conn.execute(sa.select(pending_part_costs.c.call_id).where(mine).with_for_update()).all()
+        waiting = call_detail(lab, call["session"], latest)["parts"]
+        assert (len(held), session_rows(lab, part_costs, call["session"])) == (2, 0)  # none folded yet
     assert {p["cost_so_far"]["calls"] for p in waiting} == {1, 2}
     monkeypatch.setattr(worker, "FOLD_BATCH", 1)  # a transaction per call
 
-    folded = worker.fold_part_costs(Deps(lab.engine, lab.who.client.application.config["HANGO"]))
+    worker.fold_part_costs(Deps(lab.engine, lab.who.client.application.config["HANGO"]))
 
-    assert (folded, waiting_calls(lab)) == (2, 0)
-    with lab.engine.connect() as conn:
-        stored = conn.execute(sa.select(sa.func.count()).select_from(part_costs)).scalar_one()
-    assert stored == len(waiting)  # a row per part, each call added once
+    wait_until(lambda: session_rows(lab, pending_part_costs, call["session"]) == 0, timeout=10)
+    assert session_rows(lab, part_costs, call["session"]) == len(
+        waiting
+    )  # a row per part, each call added once
     assert call_detail(lab, call["session"], latest)["parts"] == waiting
 
 
