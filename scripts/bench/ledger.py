@@ -16,7 +16,8 @@ Then it reads the ledger rows' sizes (``pg_column_size``) at 1,000 messages.
 ``--reads`` measures the ledger's reads instead: one ``hango serve`` worker, two
 200-message sessions, each with one real run call and then 9 or 2,999 ledger
 entries more (written as the gateway writes them: a whole row every 32, each call
-in its own transaction, adding its parts' costs to their totals). It
+in its own transaction, its parts' costs left waiting, then folded into their
+totals as the workers' fold leaves them). It
 times ``GET …/calls/{id}`` of the newest call and ``GET …/context/diff`` of the
 two newest, interleaved, and the worker's RSS over 200 such reads on the
 3,000-call session. Target: p50 at 3,000 calls ≤ 1.2× at 10, RSS growth < 20 MB.

@@ -25,8 +25,13 @@ def test_an_unchecked_message_is_not_sent_but_stays_in_the_history(admin: Admin,
     admin.box(THANKS).uncheck()
     admin.save()
     admin.page.get_by_role("link", name="History").click()
+    # the page has loaded what it shows, and follows no run, before the message is typed
+    expect(admin.page.locator(".message")).to_have_count(stored)
+    expect(admin.page.get_by_test_id("live-run")).to_be_hidden()
     admin.page.fill("#new-message", "What comes next?")
-    admin.page.get_by_role("button", name="Send").click()
+    send = admin.page.get_by_role("button", name="Send")
+    expect(send).to_be_enabled()
+    send.click()
     expect(admin.page.locator(".message").last).to_contain_text('Last user text: "What comes next?"')
 
     history = api.messages(demo.session_id)
