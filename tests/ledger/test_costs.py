@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
+from decimal import Decimal
 
 import genai_prices
 import pytest
@@ -12,14 +14,15 @@ import sqlalchemy as sa
 from hango import worker
 from hango.agent.deps import Deps
 from hango.config import ConfigError, load_config
-from hango.db.schema import part_costs, pending_part_costs
+from hango.db.schema import pending_part_costs
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers.prices import Prices, Tokens
 from hango.queue import FOLD_TASK, REAP_TASK
+from hango.store import TenantStore
+from hango.store.part_costs import fold_waiting
 from tests.inspector.conftest import assistant, user
 from tests.inspector.test_suggestions import answered
 from tests.ledger.helpers import call_detail, oldest_first
-from tests.support.net import wait_until
 
 SONNET = "anthropic/claude-sonnet-4-6"
 # Uncached input, cache reads, cache writes, output: a call that read most of its prompt from the cache.
@@ -184,33 +187,51 @@ def test_a_parts_total_cost_so_far_is_the_sum_of_its_cost_on_every_call_it_rode_
     assert {len(costs) for costs in rode.values()} == {1, 2}  # the new messages rode in the second call only
 
 
-def session_rows(lab, table: sa.Table, session: str) -> int:
-    with lab.engine.connect() as conn:
-        query = sa.select(sa.func.count()).select_from(table).where(table.c.session_id == uuid.UUID(session))
-        return conn.execute(query).scalar_one()
+def record_call(store: TenantStore, session: uuid.UUID, costs: list[tuple[str, Decimal | None]]) -> None:
+    """One call's rows as the gateway writes them, its parts' ``costs`` left waiting."""
+    usage = {"session_id": session, "purpose": "run", "provider": "anthropic", "model": "claude-sonnet-4-6"}
+    usage |= {"input_tokens": 10, "output_tokens": 1, "cache_read_tokens": 0, "cache_write_tokens": 0}
+    tail = [[part, "0" * 32, 5] for part, _ in costs]
+    call = {"session_id": session, "purpose": "run", "model": SONNET, "started_at": dt.datetime.now(dt.UTC)}
+    call |= {"duration_ms": 1, "prefix_parts": 0, "tail": tail, "breakpoints": [], "parts_count": len(costs)}
+    store.model_calls.record(usage, call | {"expected_cache_read": 0}, costs)
 
 
-def test_a_calls_part_costs_count_so_far_when_recorded_and_the_same_after_the_fold(lab, monkeypatch):
-    call = one_call(lab)
-    lab.fake.reply(answer(Usage(500, 40, 0, 0)))
-    assert lab.say(call["session"], "and the tulips?").status_code == 201
-    latest = oldest_first(lab, call["session"])[-1]["id"]
-    mine = pending_part_costs.c.session_id == uuid.UUID(call["session"])
-    # the session's waiting rows held, so that no live server's fold on this database takes them meanwhile
+def test_a_parts_total_so_far_counts_a_call_when_recorded_and_reads_the_same_once_folded(lab):
+    session = uuid.UUID(lab.session(lab.agent(model=SONNET), [user("hello"), assistant("hi")]))
+    parts = ["message:1", "message:2"]
+    mine = pending_part_costs.c.session_id == session
+    # One transaction: no other process (a live server's fold on this database) sees these calls.
     with lab.engine.begin() as conn:
-        held = conn.execute(sa.select(pending_part_costs.c.call_id).where(mine).with_for_update()).all()
-        waiting = call_detail(lab, call["session"], latest)["parts"]
-        assert (len(held), session_rows(lab, part_costs, call["session"])) == (2, 0)  # none folded yet
-    assert {p["cost_so_far"]["calls"] for p in waiting} == {1, 2}
-    monkeypatch.setattr(worker, "FOLD_BATCH", 1)  # a transaction per call
+        store = TenantStore(conn, uuid.UUID(lab.tenant.id))
+        record_call(store, session, [("message:1", Decimal("0.5"))])
+        assert fold_waiting(conn) >= 1  # the first call's costs folded: a row to add to
+        record_call(store, session, [("message:1", Decimal("0.25")), ("message:2", None)])
 
-    worker.fold_part_costs(Deps(lab.engine, lab.who.client.application.config["HANGO"]))
+        waiting = {p: tuple(row) for p, row in store.part_costs.of(session, parts).items()}
+        folded = fold_waiting(conn)
+        left = conn.execute(sa.select(sa.func.count()).where(mine)).scalar_one()
+        totals = {p: tuple(row) for p, row in store.part_costs.of(session, parts).items()}
 
-    wait_until(lambda: session_rows(lab, pending_part_costs, call["session"]) == 0, timeout=10)
-    assert session_rows(lab, part_costs, call["session"]) == len(
-        waiting
-    )  # a row per part, each call added once
-    assert call_detail(lab, call["session"], latest)["parts"] == waiting
+    assert waiting == {"message:1": ("message:1", 2, 2, Decimal("0.75")), "message:2": ("message:2", 1, 0, 0)}
+    assert (folded >= 1, left) == (True, 0)
+    assert totals == waiting  # the same totals, read from the folded rows alone
+
+
+def test_the_workers_fold_takes_a_batch_per_transaction_until_one_is_not_full(lab, monkeypatch):
+    batches = iter([2, 2, 1])
+    transactions = []
+
+    def fold(conn, batch):
+        transactions.append(conn.in_transaction())
+        return min(batch, next(batches))
+
+    monkeypatch.setattr(worker, "FOLD_BATCH", 2)
+    monkeypatch.setattr(worker, "fold_waiting", fold)
+
+    folded = worker.fold_part_costs(Deps(lab.engine, lab.who.client.application.config["HANGO"]))
+
+    assert (folded, transactions) == (5, [True, True, True])
 
 
 def test_the_workers_fold_part_costs_on_the_reapers_tick_once_per_queue(lab):
