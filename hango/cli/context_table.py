@@ -326,5 +326,12 @@ def terminal_width() -> int:
 
 
 def wrap(line: str, width: int, indent: str = "") -> list[str]:
-    """One line of text as lines of at most ``width`` columns, each after ``indent``; long words are cut."""
-    return textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]
+    """One line of text as lines of at most ``width`` columns, each after ``indent``; long words are cut.
+
+    Hyphens are no break points: an id (a call's UUID) breaks where no one would look for it, and
+    textwrap breaks a hyphen only between some characters, so where it broke depended on the id.
+    """
+    lines = textwrap.wrap(
+        line, width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
+    )
+    return lines or [indent]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from hango.cli.context_table import Choice, Style, fit, render_snapshot, visible, width_of
+from hango.cli.context_table import Choice, Style, fit, render_snapshot, visible, width_of, wrap
 
 PART = {
     "id": "message:1",
@@ -72,6 +72,16 @@ def test_fit_cuts_on_a_character_boundary_by_terminal_columns():
     assert width_of(fit("東京タワー", 6)) == 6 and fit("東京タワー", 6) == "東京… "
     assert fit("e\u0301te", 3) == "e\u0301te"  # a combining accent takes no column
     assert fit("abc", 5) == "abc  "
+
+
+def test_a_wrapped_line_never_breaks_an_id_at_its_hyphens():
+    # textwrap breaks at some hyphens of an id and not others, by the characters around them
+    line = "from 3226bb82-d7c8-421f-800c-620920b73a7e to 41808e6d-750e-47bd-bb41-8dcbb78d2411"
+
+    assert wrap(line, 80) == [
+        "from 3226bb82-d7c8-421f-800c-620920b73a7e to",
+        "  41808e6d-750e-47bd-bb41-8dcbb78d2411",
+    ]
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
