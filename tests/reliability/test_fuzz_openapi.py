@@ -56,9 +56,18 @@ def fuzz_server(database_url: str) -> Iterator[str]:
             yield url
 
 
+# The ``st`` command, after one import of anyio in the main thread.
+ST_WITH_ANYIO = "import sys, anyio; from schemathesis.cli import schemathesis; sys.argv[0] = 'st'; sys.exit(schemathesis())"
+
+
 def schemathesis(url: str, key: str, report: Path) -> subprocess.CompletedProcess:
-    """``st run`` with every check and phase, as a client holding ``key`` would type it."""
-    argv = [str(Path(sys.executable).with_name("st")), "--config-file", str(CONFIG), "--no-color", "run"]
+    """``st run`` with every check and phase, as a client holding ``key`` would type it.
+
+    ``st`` is started with anyio imported first: schemathesis imports it lazily from each of its
+    worker threads, and anyio compiles its own source to an AST as it is imported, which Python 3.11
+    cannot do in two threads at once (``SystemError: AST constructor recursion depth mismatch``).
+    """
+    argv = [sys.executable, "-c", ST_WITH_ANYIO, "--config-file", str(CONFIG), "--no-color", "run"]
     argv += [f"{url}/openapi.json", "--checks", "all", "--phases", "examples,coverage,fuzzing,stateful"]
     argv += ["--max-examples", str(EXAMPLES), "--seed", str(SEED), "--exclude-method", "DELETE"]
     # One minute for an answer, as the request timeout: a 2-core machine shared with other runs is slow.
