@@ -255,3 +255,22 @@ def test_a_part_of_unpriced_calls_counts_its_calls_and_has_no_total_so_far(lab):
     assert detail["parts"] and all(
         p["cost_so_far"] == {"calls": 1, "priced_calls": 0, "usd": None} for p in detail["parts"]
     )
+
+
+def test_a_calls_waiting_costs_are_stored_uncompressed(lab):
+    """A waiting row lives until the next fold: compressing it (pglz, ~0.5 ms a call) saved nothing."""
+    session = uuid.UUID(lab.session(lab.agent(model=SONNET), [user("hello"), assistant("hi")]))
+    costs = [(f"message:{n}", Decimal("0.000012345678")) for n in range(1, 1_001)]
+    mine = pending_part_costs.c.session_id == session
+    with lab.engine.begin() as conn:  # uncommitted: no fold on this database takes the row first
+        record_call(TenantStore(conn, uuid.UUID(lab.tenant.id)), session, costs)
+        stored = conn.execute(
+            sa.select(
+                sa.func.pg_column_compression(pending_part_costs.c.costs),
+                sa.func.pg_column_size(pending_part_costs.c.costs),
+            ).where(mine)
+        ).one()
+        conn.rollback()
+
+    assert stored[0] is None  # not compressed
+    assert stored[1] > 30_000  # the whole value, out of line
