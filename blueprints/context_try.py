@@ -6,6 +6,9 @@ time left to it), so an abandoned call ends: timeout → 504, pool full → 503 
 ``Retry-After``. With ``"mode": "turn"`` the body is screened the same way, then a
 whole turn is queued as a run of kind ``try`` (202, like a message's run): the agent
 loop with its tools on a scratch copy of the session (``hango/agent/scratch.py``).
+Its ``context.try`` audit row is committed with the call's record, or alone when
+the call fails or the request stops waiting (``hango/inspector/try_audit.py``);
+the collector is paused through the request, as for an inspect (``hango/collector.py``).
 """
 
 from __future__ import annotations
@@ -22,15 +25,15 @@ from opentelemetry import trace
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
 from blueprints.context import blp
 from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema
-from hango import telemetry, tenancy
+from hango import collector, telemetry, tenancy
 from hango.agent.assembly import send
 from hango.contract import NON_BLANK_TEXT
 from hango.db import db
 from hango.errors import HangoError
 from hango.inspector import trying
 from hango.inspector.override_rules import MAX_REPLACEMENT
+from hango.inspector.try_audit import TryAudit
 from hango.queue import NewRun, enqueue_try
-from hango.store import TenantStore
 from hango.store.runs import SCRATCH
 from hango.telemetry import names
 from hango.try_pool import try_pool
@@ -78,20 +81,6 @@ class TryResultSchema(Schema):
     duration_ms = fields.Integer()
 
 
-def _audit(excluded: list[str], model: str, outcome: str) -> None:
-    """``context.try`` in its own transaction, so failed calls are audited too."""
-    who = tenancy.principal()
-    with db.engine.begin() as conn:
-        TenantStore(conn, who.tenant_id).audit.record(
-            "context.try",
-            "session",
-            g.session.id,
-            actor_user_id=who.user_id,
-            api_key_id=who.api_key_id,
-            detail={"excluded": excluded, "model": model, "outcome": outcome},
-        )
-
-
 ERRORS = (
     (402, QUOTA_EXHAUSTED),
     (404, "`not_found`: no such session, or not the caller's."),
@@ -105,6 +94,7 @@ ERRORS = (
 
 @blp.route("/try")
 class ContextTry(MethodView):
+    @collector.paused_during
     @blp.arguments(TryBodySchema, required=False)
     @blp.response(200, TryResultSchema)
     @blp.alt_response(
@@ -124,21 +114,24 @@ class ContextTry(MethodView):
         deps = tenancy.deps()
         config = deps.config
         ready = trying.prepare_try(deps, tenancy.store(), g.session, tenancy.caller(), trying.TryBody(**body))
-        chain, state, plan = ready.chain, ready.state, ready.plan
-        db.commit()  # nothing of this request's own is written; free its connection during the call
+        state, plan = ready.state, ready.plan
+        audit = TryAudit(g.session.id, tenancy.principal(), plan.excluded, state.agent.model)
+        ready.gateway.alongside = audit.with_call
+        db.commit()  # the reserved seq is kept; nothing is left open during the call
         started = time.monotonic()
         state.deadline = started + config.context_try_timeout  # the gateway gives the SDK call what is left
         outcome = "error"
         try:
             response = try_pool.run(
-                lambda: send(deps, chain, state, config.context_try_timeout), state.deadline
+                lambda: send(ready.chain, ready.draft, state, ready.gateway), state.deadline
             )
             outcome = "ok"
         except HangoError as exc:
             outcome = exc.code
             raise
         finally:
-            _audit(plan.excluded, state.agent.model, outcome)
+            if audit.alone(outcome, tenancy.store()):  # a failed call's row, or one the record did not write
+                db.commit()
             telemetry.meter().create_counter(names.METRIC_CONTEXT_TRY).add(1, {"outcome": outcome})
         return {
             "message": trying.answer(response),

@@ -12,6 +12,12 @@ threads: the collector runs again when the last one ends, if it ran before the
 first. ``paused_during`` wraps a whole view, so the pause ends once the answer
 is serialized and the objects it was built from are freed: the collector's first
 pass after it has nothing of theirs to walk.
+
+A try (``blueprints/context_try.py``) is paused the same way: it builds the same
+state and keeps it until its answer, through its provider call. A gunicorn sync
+worker serves one request at a time, so the pause holds only that request's
+objects, and a call's wait allocates little; it ends with the request, by the
+try's deadline at the latest.
 """
 
 from __future__ import annotations

@@ -76,6 +76,15 @@ def capture(chain: Chain, state: RunState) -> Draft:
     return captured[0]
 
 
-def send(deps: Deps, chain: Chain, state: RunState, timeout: float) -> Response:
-    """One real model call for ``state`` through the chain and the gateway; its tool calls are not run."""
-    return chain.call_model(chain.draft(state), state, Gateway(deps, state, timeout))
+def checked_gateway(deps: Deps, store: TenantStore, state: RunState, timeout: float) -> Gateway:
+    """A gateway for ``state``'s next call with its quota checked and its lineage read in ``store``'s
+    transaction (402 there): the call then reads nothing more before it is sent (``Gateway.check_quota``)."""
+    gateway = Gateway(deps, state, timeout)
+    gateway.check_quota(state.agent.model, store)
+    return gateway
+
+
+def send(chain: Chain, draft: Draft, state: RunState, gateway: Gateway) -> Response:
+    """One real model call of ``draft`` (``state``'s) through the chain's wrappers and ``gateway``; its tool
+    calls are not run."""
+    return chain.call_model(draft, state, gateway)

@@ -64,14 +64,17 @@ class Chain:
         """Every tool the stack provides, by name (the allowlist decides what is sent)."""
         return {tool.name: tool for m in self.stack for tool in m.tools(state.agent, state)}
 
-    def draft(self, state: RunState, max_tokens: int = 4096) -> Draft:
-        """The next request before the model wrappers: blocks, tools, and the history after the summary."""
+    def draft(
+        self, state: RunState, max_tokens: int = 4096, history: Sequence[SourcedMessage] | None = None
+    ) -> Draft:
+        """The next request before the model wrappers: blocks, tools, and the history after the summary
+        (``history``: ``history_messages(state)`` when the caller has built it already)."""
         state.excluded_tokens = 0
         return Draft(
             model=state.agent.model,
             system=tuple(self.system_blocks(state)),
             tools=tuple(t.definition for t in self.tools(state).values()),
-            messages=tuple(history_messages(state)),
+            messages=tuple(history_messages(state) if history is None else history),
             max_tokens=max_tokens,
         )
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,7 +45,7 @@ class Sent:
         return self.started_at + dt.timedelta(milliseconds=self.duration_ms)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Gateway:
     """Sends drafts to the provider for one run (or try), billing every call to ``state``.
 
@@ -57,27 +59,43 @@ class Gateway:
     state: RunState
     timeout: float
     lineage: Lineage = field(default_factory=Lineage, compare=False)
+    # The model whose next call's quota check (``check_quota`` with a store) was made already.
+    checked_ahead: str | None = field(default=None, init=False, compare=False)
+    # Entered around each call's record transaction; what it yields (if not None) writes more rows in
+    # that transaction, which commits before it exits (a try's audit row: ``hango.inspector.try_audit``).
+    alongside: Callable[[], AbstractContextManager[Callable[[TenantStore], object] | None]] = field(
+        default=nullcontext, compare=False
+    )
 
     @property
     def ledger(self) -> bool:
         return self.deps.config.call_ledger
 
-    def check_quota(self, model: str | None = None) -> None:
+    def check_quota(self, model: str | None = None, store: TenantStore | None = None) -> None:
         """Raise ``QuotaExhausted`` when the tenant's tokens for this month are used up.
 
         Before a call of ``model`` it also reads what the call's verdict needs, in the same
         transaction: the lineage (once), and the agent's calibration for the model when the
-        previous call has no plausible report (``calibrate``).
+        previous call has no plausible report (``calibrate``). With ``store`` the reads run in
+        the caller's transaction, ahead of the next call of ``model``, which then checks nothing
+        more (a try reads them with its session, before it frees its connection for the call).
         """
-        with self.deps.engine.begin() as conn:
-            store = TenantStore(conn, self.state.tenant_id)
-            left = store.usage.quota_left(dt.datetime.now(dt.UTC))
-            if self.ledger and not self.lineage.loaded:
-                self.lineage.load(store.model_calls, self.state.session_id, self.state.purpose)
-            if self.ledger and model is not None:
-                self.calibrate(store, model)
+        if store is None:
+            with self.deps.engine.begin() as conn:
+                left = self._quota_left(TenantStore(conn, self.state.tenant_id), model)
+        else:
+            left = self._quota_left(store, model)
+            self.checked_ahead = model
         if left is not None and left <= 0:
             raise QuotaExhausted()
+
+    def _quota_left(self, store: TenantStore, model: str | None) -> int | None:
+        left = store.usage.quota_left(dt.datetime.now(dt.UTC))
+        if self.ledger and not self.lineage.loaded:
+            self.lineage.load(store.model_calls, self.state.session_id, self.state.purpose)
+        if self.ledger and model is not None:
+            self.calibrate(store, model)
+        return left
 
     def calibrate(self, store: TenantStore, model: str) -> None:
         """Read the agent's calibration ratio for ``model`` (once), when the expected read falls back to it.
@@ -106,7 +124,10 @@ class Gateway:
         Provenance is stripped here, before the provider sees anything.
         """
         request = draft.to_request()
-        self.check_quota(request.model)
+        if self.checked_ahead == request.model:
+            self.checked_ahead = None
+        else:
+            self.check_quota(request.model)
         provider, bare = self.deps.provider(request.model)
         estimated = estimate_request(request)
         call = sent_call(draft) if self.ledger else None
@@ -226,6 +247,11 @@ class Gateway:
         return part == SUMMARY and self.state.compacted is not None
 
     def _store(self, write):
-        """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn)."""
-        with self.deps.engine.begin() as conn:
-            return write(TenantStore(conn, self.state.tenant_id))
+        """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn), with the
+        rows ``alongside`` adds."""
+        with self.alongside() as also, self.deps.engine.begin() as conn:
+            store = TenantStore(conn, self.state.tenant_id)
+            written = write(store)
+            if also is not None:
+                also(store)
+            return written

@@ -37,23 +37,21 @@ def _tool_ids(messages: Sequence[Message]) -> tuple[list[Sequence[str]], list[Se
     two fresh lists per message were most of the objects this made. A message of one text block
     (most of a history) is known to hold none without walking its blocks.
     """
-    uses: list[Sequence[str]] = []
-    results: list[Sequence[str]] = []
-    for message in messages:
+    uses: list[Sequence[str]] = [()] * len(messages)
+    results: list[Sequence[str]] = [()] * len(messages)
+    for index, message in enumerate(messages):
         content = message.content
         if len(content) == 1 and type(content[0]) is TextBlock:  # most messages: one text, no ids
-            uses.append(())
-            results.append(())
             continue
         use_ids: list[str] = []
         result_ids: list[str] = []
-        for block in message.content:
+        for block in content:
             if isinstance(block, ToolUseBlock):
                 use_ids.append(block.id)
             elif isinstance(block, ToolResultBlock):
                 result_ids.append(block.tool_use_id)
-        uses.append(use_ids or ())
-        results.append(result_ids or ())
+        uses[index] = use_ids or ()
+        results[index] = result_ids or ()
     return uses, results
 
 

@@ -209,7 +209,7 @@ def distinct(overrides: Iterable[Override]) -> dict[PartID, Override]:
 
 def _check_history(messages: Sequence[SourcedMessage], chosen: dict[PartID, Override], strict: bool) -> None:
     """Reject the first problem of the filtered history (unless not strict and the history had it already)."""
-    kept = apply_messages(messages, chosen)
+    kept = apply_messages(messages, chosen) if chosen else messages
     problems = validate_history([m.message for m in kept])
     if problems and not strict:
         own = {p.code for p in validate_history([m.message for m in messages])}

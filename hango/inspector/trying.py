@@ -14,11 +14,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from hango.agent.assembly import capture, prepare_session
+from hango.agent.assembly import Gateway, capture, checked_gateway, prepare_session
 from hango.agent.chain import Chain, history_messages
 from hango.agent.deps import Deps
+from hango.agent.draft import Draft
 from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
-from hango.agent.parts import PartID, in_part_order, message_part, target_of
+from hango.agent.parts import PartID, SourcedMessage, in_part_order, message_part, target_of
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.inspector.inspection import parts_of
 from hango.inspector.override_rules import close_set, companions, screen, validate_set
@@ -43,6 +44,8 @@ class TryPlan:
     overrides: Overrides
     added: list[PartID]
     cut: list[PartID] = field(default_factory=list)  # the messages after the re-answered turn
+    # the messages the call carries, when planning built them (no message overrides: nothing filters them)
+    history: list[SourcedMessage] | None = None
 
     @property
     def excluded(self) -> list[PartID]:
@@ -53,20 +56,30 @@ class TryPlan:
 
 @dataclass(frozen=True)
 class PreparedTry:
-    """A try ready to send: the chain, the state its call runs on, and the overrides it uses."""
+    """A try ready to send: the chain, its draft, the state its call runs on, the overrides it uses, and its
+    gateway."""
 
     chain: Chain
+    draft: Draft
     state: RunState
     plan: TryPlan
+    gateway: Gateway
 
 
 def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> PreparedTry:
-    """The session's next call as a try (``for_try``), with the body's overrides screened and closed."""
+    """The session's next call as a try (``for_try``), with the body's overrides screened and closed.
+
+    After the body's checks (422), the call's quota check and its lineage are read here too, in
+    ``store``'s transaction (402 rolls back the seq reserved): the call then reads nothing before it is sent.
+    """
     prepared = prepare_session(deps, store, session, caller)
     state = for_try(prepared.state)
     # the new turn's seq is taken from the session's counter: no later stored message reuses it
     seq = store.messages.reserve_seq(session.id) if body.message is not None else None
-    return PreparedTry(prepared.chain, state, plan(prepared.chain, state, body, seq))
+    tried = plan(prepared.chain, state, body, seq)
+    gateway = checked_gateway(deps, store, state, deps.config.context_try_timeout)
+    draft = prepared.chain.draft(state, history=tried.history)
+    return PreparedTry(prepared.chain, draft, state, tried, gateway)
 
 
 def screen_turn(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> TryPlan:
@@ -114,8 +127,9 @@ def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -
     state.overrides = Overrides.of(agent.values(), explicit.values())
     cut = shape_history(state, body.message, seq)
     if not explicit:  # no message left out or replaced: nothing to close, the history is checked as it goes
-        close_set({}, history_messages(state), strict=True)
-        return TryPlan(state.overrides, [], cut)
+        history = history_messages(state)
+        close_set({}, history, strict=True)
+        return TryPlan(state.overrides, [], cut, history)
     sent = capture(chain, dataclasses.replace(state, overrides=Overrides()))
     already = [p for p, o in stored.session.items() if o.action == EXCLUDE and p not in released]
     closed, added = close_set(explicit, sent.messages, strict=True, already=already)

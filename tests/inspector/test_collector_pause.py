@@ -1,4 +1,4 @@
-"""The cyclic collector is paused while an inspect builds its answer, and runs again afterwards."""
+"""The cyclic collector is paused while an inspect or a try builds its request, and runs again afterwards."""
 
 from __future__ import annotations
 
@@ -67,4 +67,18 @@ def test_an_inspect_leaves_the_collector_running(lab: Lab, collecting: None) -> 
     session = lab.session(lab.agent(model=OFFLINE), [user("hello"), assistant("hi")])
 
     assert [p["id"] for p in lab.inspect(session)["messages"]] == ["message:1", "message:2"]
+    assert gc.isenabled()
+
+
+def test_a_try_is_sent_with_the_collector_paused_and_leaves_it_running(
+    lab: Lab, collecting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = lab.session(lab.agent(), [user("hello")])
+    during: list[bool] = []
+    count = lab.fake.counter  # runs in the fake provider's thread of this process, as the call arrives
+    monkeypatch.setattr(lab.fake, "counter", lambda body: (during.append(gc.isenabled()), count(body))[1])
+
+    assert lab.try_(session).status_code == 200
+
+    assert during == [False]  # the try's state (the whole history) is not walked while it is built and sent
     assert gc.isenabled()

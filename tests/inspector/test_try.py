@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from opentelemetry.trace import SpanKind
 
-from hango.db.schema import session_files, usage_records
+from hango.db.schema import session_files, sessions, usage_records
 from hango.inspector import trying
 from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage
 from hango.telemetry import names
@@ -220,8 +220,14 @@ def test_try_writes_a_usage_row_with_purpose_context_try_and_no_run(lab: Lab, se
     assert rows[0].estimated_input_tokens > 0
 
 
+def last_seq(lab: Lab, session: str) -> int:
+    with lab.engine.connect() as conn:
+        return conn.execute(sa.select(sessions.c.last_seq).where(sessions.c.id == session)).scalar_one()
+
+
 def test_try_is_rejected_with_402_when_the_quota_is_exhausted(lab: Lab, session: str):
     lab.store(lambda s: s.update_tenant(token_quota=0))
+    counter = last_seq(lab, session)
 
     response = lab.try_(session, {"message": "hello?"})
 
@@ -230,6 +236,8 @@ def test_try_is_rejected_with_402_when_the_quota_is_exhausted(lab: Lab, session:
     assert lab.fake.bodies(MESSAGES) == []
     with lab.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(usage_records)).scalar_one() == 0
+    # checked in the request's transaction before the call: the 402 rolls back the new turn's seq
+    assert last_seq(lab, session) == counter
 
 
 def timed_out(answer) -> bool:

@@ -161,7 +161,10 @@ def sent_blocks(message: Message) -> int:
 
 
 def _sent_blocks(message: Message) -> int:
-    return sum(1 for b in message.content if not isinstance(b, TextBlock) or b.text.strip())
+    # ``isspace`` tells a blank text without copying it, as ``strip`` would
+    return sum(
+        1 for b in message.content if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())
+    )
 
 
 def common_prefix(a: Sequence[SentPart], b: Sequence[SentPart]) -> int:
