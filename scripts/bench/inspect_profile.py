@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return instructions(args)
     postgres, url, meta = seeded(Path(args.data))
     try:
-        if args.tried and args.mode in ("profile", "cprofile"):
+        if args.tried and args.mode in ("profile", "cprofile", "one"):
             inline_try_calls()
         send = requester(url, meta, args.tried)
         send(args.size, args.floor)  # the warm-up: code paths, caches, the principal's first load

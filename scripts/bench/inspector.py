@@ -19,7 +19,9 @@ machine drift hits both sides equally: the baseline ``GET .../messages`` (every
 message: read and serialize the history) against inspect ``GET .../context``;
 inspect of the compacted session against inspect at 1,000; a session PUT of 100
 excluded parts against inspect at 1,000; try against inspect at 1,000, minus
-the offline provider's own time on the same request, measured in this process.
+the offline provider's own time on the same request, measured in this process
+after each pair. A ratio is the median of its pairs' ratios, so it keeps the
+pairing (a ratio of two medians does not, when the machine changes speed within a phase).
 Then windows of 8 clients inspecting at 1,000 alternate with windows of 8
 clients reading its baseline (throughput), a worker's RSS is read before and
 after 1,000 inspects, and runs on the compacted and the 1,000 session are
@@ -54,6 +56,7 @@ from scripts.bench.history import Session, add_agent, add_compacted_session, add
 from scripts.bench.inspector_report import (
     LARGE,
     LARGE_PARTNER,
+    PROVIDER,
     SIZES,
     Load,
     conclude,
@@ -82,7 +85,6 @@ class Plan:
     warmup: int
     pairs: int  # interleaved PUT/inspect, try/inspect and compacted/1,000 inspect pairs
     run_pairs: int  # interleaved runs on the compacted and the 1,000 session
-    provider_reps: int
     throughput_windows: int  # interleaved windows of 8 clients inspecting / reading the baseline
     window_seconds: float
     rss_inspects: int
@@ -90,8 +92,8 @@ class Plan:
     large_pairs: int  # interleaved inspects of the 50,000 and the 10,000 session
 
 
-FULL = Plan({100: 60, 1_000: 60, 10_000: 20}, 3, 40, 20, 30, 6, 5.0, 1_000, 100_000, 6)
-QUICK = Plan({100: 6, 1_000: 6, 10_000: 2}, 0, 5, 3, 5, 2, 1.0, 30, 12_000, 1)
+FULL = Plan({100: 60, 1_000: 60, 10_000: 20}, 3, 40, 20, 6, 5.0, 1_000, 100_000, 6)
+QUICK = Plan({100: 6, 1_000: 6, 10_000: 2}, 0, 5, 3, 2, 1.0, 30, 12_000, 1)
 
 
 @dataclass
@@ -198,10 +200,21 @@ def put_body(session: Session) -> dict[str, Any]:
     return {"overrides": [{"part": f"message:{seq}", "action": "exclude"} for seq in seqs]}
 
 
-def pair(rec: Recorder, index: int, first: tuple, second: tuple) -> None:
-    """Two requests, their order alternating with ``index``; each tuple is (name, method, path, kw)."""
+def pair(rec: Recorder, index: int, first: tuple, second: tuple) -> bool:
+    """Two requests, their order alternating with ``index``; each tuple is (name, method, path, kw).
+
+    The two names' samples stay paired, the n-th of one with the n-th of the other (the report's
+    ratios are taken pair by pair): when a request fails, the other's sample of the pair is dropped
+    too. Whether both were answered.
+    """
+    before = {name: len(rec.samples.get(name, [])) for name, *_ in (first, second)}
     for name, method, path, kw in (first, second) if index % 2 == 0 else (second, first):
         rec.timed(name, method, path, **kw)
+    if all(len(rec.samples.get(name, [])) > count for name, count in before.items()):
+        return True
+    for name, count in before.items():
+        del rec.samples.setdefault(name, [])[count:]
+    return False
 
 
 def inspect_of(session: Session, name: str | None = None) -> tuple:
@@ -297,10 +310,14 @@ def overridden_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) ->
 
 
 def try_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
+    """Tries (a new user turn) paired with inspects of the same session; after each pair, the offline
+    provider's own time on the try's request, measured in this process, so drift hits all three alike."""
     session = sessions["1000"]
+    request = try_request(rec, session)
     tried = ("try 1000", "POST", context_path(session) + "/try", {"json": {"message": TRY_MESSAGE}})
     for index in range(pairs):
-        pair(rec, index, tried, inspect_of(session, "inspect 1000 (try pairs)"))
+        if pair(rec, index, tried, inspect_of(session, "inspect 1000 (try pairs)")):
+            rec.samples.setdefault(PROVIDER, []).extend(provider_ms(request, 1))
 
 
 def compacted_phase(rec: Recorder, sessions: dict[str, Session], pairs: int) -> None:
@@ -396,14 +413,13 @@ def run(hango: Hango, sessions: dict[str, Session], plan: Plan) -> dict[str, Any
     overridden_phase(rec, sessions, plan.pairs)
     try_phase(rec, sessions, plan.pairs)
     load.mark("compacted, put, try")
-    provider = provider_ms(try_request(rec, sessions["1000"]), plan.provider_reps)
     concurrency = throughput_phase(rec, sessions["1000"], plan.throughput_windows, plan.window_seconds)
     load.mark("throughput")
     run_phase(rec, sessions, plan.run_pairs)
     load.mark("runs")
     rec.samples.pop("warmup", None)
     return {
-        "samples_ms": rec.samples | {"offline provider 1000 (in-process)": provider},
+        "samples_ms": rec.samples,
         "errors": rec.errors,
         "failures": rec.failures[:50],
         "problems": problems,

@@ -23,7 +23,10 @@ LARGE = 50_000  # the 10,000 session's messages five times over: inspected only,
 LARGE_PARTNER = "inspect 10000 (50k pairs)"
 # The 50,000 session's inspect answer before issue 28's round (512c6d6), per message: it must not grow.
 BYTES_PER_MESSAGE_BEFORE = 27_873_047 / LARGE
-# Each measure and the one it was interleaved with, request by request: the table shows their p50 ratio.
+# The offline provider's own time on the try's request, one sample per try pair (``try_phase``).
+PROVIDER = "offline provider 1000 (in-process)"
+# Each measure and the one it was interleaved with, request by request: the table shows the median of
+# their pairs' ratios.
 PARTNERS = {
     **{f"inspect {n}": f"baseline {n}" for n in SIZES},
     "put 1000": "inspect 1000 (put pairs)",
@@ -57,6 +60,18 @@ class Target:
         ]
 
 
+def paired(samples: dict[str, list[float]], name: str, partner: str, minus: str | None = None) -> float:
+    """The median over the pairs of ``name``'s request ÷ its ``partner``'s (``minus``: each pair's sample of
+    that measure taken off ``name``'s first).
+
+    Pairs are interleaved so that drift hits both sides alike; a ratio taken pair by pair keeps that,
+    where a ratio of the two medians does not: when the machine changes speed halfway through a phase,
+    each median can fall in another half.
+    """
+    taken = samples[minus] if minus else [0.0] * len(samples[name])
+    return p50([(a - m) / b for a, b, m in zip(samples[name], samples[partner], taken, strict=True)])
+
+
 def per_message_us(results: dict[str, Any]) -> dict[str, float]:
     """The p50 cost of an inspect per message (µs) at 10,000 and 50,000, from their interleaved pairs."""
     samples = results["samples_ms"]
@@ -67,24 +82,26 @@ def per_message_us(results: dict[str, Any]) -> dict[str, float]:
 
 
 def targets(results: dict[str, Any]) -> list[Target]:
-    s = {name: p50(xs) for name, xs in results["samples_ms"].items()}
-    overhead = s["try 1000"] - s["offline provider 1000 (in-process)"]
-    compacted = s["inspect compacted"] / s["inspect 1000 (compacted pairs)"]
-    per_message = per_message_us(results)
+    samples = results["samples_ms"]
+    s = {name: p50(xs) for name, xs in samples.items()}
+
+    def ratio(name: str, minus: str | None = None) -> float:
+        return paired(samples, name, PARTNERS[name], minus)
+
     return [
-        Target("inspect / baseline at 1,000", s["inspect 1000"] / s["baseline 1000"], 0.8),
-        Target("inspect / baseline at 10,000", s["inspect 10000"] / s["baseline 10000"], 0.7),
+        Target("inspect / baseline at 1,000", ratio("inspect 1000"), 0.8),
+        Target("inspect / baseline at 10,000", ratio("inspect 10000"), 0.7),
         Target("inspect(10k) / inspect(1k)", s["inspect 10000"] / s["inspect 1000"], 11),
-        Target("inspect per message, 50,000 / 10,000", per_message[str(LARGE)] / per_message["10000"], 1.1),
+        Target("inspect per message, 50,000 / 10,000", ratio(f"inspect {LARGE}") * 10_000 / LARGE, 1.1),
         Target(
             "inspect answer at 50,000, bytes per message",
             results["response_bytes"][str(LARGE)] / LARGE,
             BYTES_PER_MESSAGE_BEFORE,
         ),
-        Target("inspect compacted / inspect at 1,000", compacted, 1.2),
-        Target("run compacted / run at 1,000", s["run compacted"] / s["run 1000"], 1.2),
-        Target("PUT 100 parts / inspect at 1,000", s["put 1000"] / s["inspect 1000 (put pairs)"], 2),
-        Target("try overhead / inspect at 1,000", overhead / s["inspect 1000 (try pairs)"], 1.1),
+        Target("inspect compacted / inspect at 1,000", ratio("inspect compacted"), 1.2),
+        Target("run compacted / run at 1,000", ratio("run compacted"), 1.2),
+        Target("PUT 100 parts / inspect at 1,000", ratio("put 1000"), 2),
+        Target("try overhead / inspect at 1,000", ratio("try 1000", minus=PROVIDER), 1.1),
         Target("throughput inspect / baseline, 8 clients", p50(results["concurrency"]["ratios"]), 1.2, "≥"),
         Target("errors", sum(results["errors"].values()) + len(results["problems"]), 0),
         Target("RSS growth over the inspects, MB", results["rss"]["growth_mb"], 20, "<"),
@@ -100,7 +117,7 @@ def render(results: dict[str, Any], checks: list[Target]) -> str:
     samples = results["samples_ms"]
     for name, xs in samples.items():
         partner = PARTNERS.get(name)
-        ratio = f"{p50(xs) / p50(samples[partner]):.2f} × {partner}" if partner in samples else ""
+        ratio = f"{paired(samples, name, partner):.2f} × {partner}" if partner in samples else ""
         lines.append(f"| {name} | {len(xs)} | {p50(xs):.1f} | {p95(xs):.1f} | {ratio} | | |")
     c = results["concurrency"]
     for kind, rates in c["throughput"].items():
