@@ -76,10 +76,10 @@ def test_a_request_that_stops_waiting_during_the_records_commit_waits_for_it_and
     lab, session, audit = tried
     inside, release = threading.Event(), threading.Event()
     recording = threading.Thread(
-        target=record_with, args=(lab, audit, lambda: (inside.set(), release.wait(10)))
+        target=record_with, args=(lab, audit, lambda: (inside.set(), release.wait(60)))
     )
     recording.start()
-    assert inside.wait(10)
+    assert inside.wait(60)
     written: list[bool] = []
     waiting = threading.Thread(target=lambda: written.append(write_alone(lab, audit, "provider_timeout")))
     waiting.start()
@@ -87,8 +87,8 @@ def test_a_request_that_stops_waiting_during_the_records_commit_waits_for_it_and
     waiting.join(0.5)
     assert waiting.is_alive()  # it waits while the record's transaction is open
     release.set()
-    recording.join(10)
-    waiting.join(10)
+    recording.join(60)
+    waiting.join(60)
 
     assert written == [False]
     assert outcomes(lab, session) == ["ok"]  # the call was answered and billed
