@@ -78,7 +78,7 @@ class Gateway:
         transaction: the lineage (once), and the agent's calibration for the model when the
         previous call has no plausible report (``calibrate``). With ``store`` the reads run in
         the caller's transaction, ahead of the next call of ``model``, which then checks nothing
-        more (a try reads them with its session, before it frees its connection for the call).
+        more (a try reads them in its request's transaction, which ends before the call).
         """
         if store is None:
             with self.deps.engine.begin() as conn:
