@@ -13,9 +13,9 @@ from blueprints.common import QUOTA_EXHAUSTED, error_response
 from blueprints.runs import LOCATION, TOO_MANY_RUNS, multitask_field, with_messages
 from blueprints.runs import RunWithMessagesSchema as RunSchema
 from hango import tenancy
+from hango.admission import NewRun, enqueue_run
 from hango.api import Blueprint
 from hango.errors import Unprocessable
-from hango.queue import NewRun, enqueue_run
 
 blp = Blueprint(
     "chat",

@@ -21,7 +21,7 @@ from blueprints.common import QUOTA_EXHAUSTED, error_responses
 from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema, multitask_field
 from blueprints.sessions import blp
 from hango import tenancy
-from hango.queue import NewRun, enqueue_compaction
+from hango.admission import NewRun, enqueue_compaction
 
 MAX_INSTRUCTIONS = 2_000
 

@@ -26,6 +26,7 @@ from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_
 from blueprints.context import blp
 from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema
 from hango import collector, telemetry, tenancy
+from hango.admission import NewRun, enqueue_try
 from hango.agent.assembly import send
 from hango.contract import NON_BLANK_TEXT
 from hango.db import db
@@ -33,7 +34,6 @@ from hango.errors import HangoError
 from hango.inspector import trying
 from hango.inspector.override_rules import MAX_REPLACEMENT
 from hango.inspector.try_audit import TryAudit
-from hango.queue import NewRun, enqueue_try
 from hango.store.runs import SCRATCH
 from hango.telemetry import names
 from hango.try_pool import try_pool

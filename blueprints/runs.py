@@ -20,7 +20,7 @@ from blueprints.calls import CallDetailSchema, CallUsageSchema, call_detail, pri
 from blueprints.common import MAX_PAGE, error_response, page_of, paged
 from blueprints.context import session_assembly
 from blueprints.messages import MessageSchema
-from hango import queue, tenancy
+from hango import admission, tenancy
 from hango.api import Blueprint
 from hango.store.pages import Page
 from hango.store.runs import SCRATCH
@@ -276,6 +276,6 @@ class RunCancel(MethodView):
     @error_response(blp, 409, "`run_finished`: the run already ended.")
     def post(self, body: dict, run_id: uuid.UUID) -> Any:
         """Cancel a run: a queued one never starts, a running one stops at its next step (`cancelled`)."""
-        run = queue.cancel_run(tenancy.job_queue(), tenancy.store(), g.run)
+        run = admission.cancel_run(tenancy.job_queue(), tenancy.store(), g.run)
         tenancy.audit("run.cancel", "run", run.id, {"status": run.status, "reason": body["reason"]})
         return run

@@ -14,9 +14,9 @@ from hango import authz, telemetry
 from hango.api import HangoApi, init_errors
 from hango.config import Config, load_config
 from hango.db import db, migrate
+from hango.jobs import web_queue
 from hango.json_provider import OrjsonProvider
 from hango.providers import SDKS
-from hango.queue import web_queue
 from hango.tenancy import load_principal
 from hango.try_pool import try_pool
 

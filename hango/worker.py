@@ -35,7 +35,7 @@ from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
 from hango.inspector.trying import shape_turn
-from hango.queue import FOLD_TASK, REAP_TASK, RUN_TASK
+from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.store import TenantStore
 from hango.store.part_costs import FOLD_BATCH, fold_waiting
 from hango.store.runs import INTERRUPTED, reap_every_tenant

@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from hango.config import REPO_ROOT
+from hango.jobs import RUN_TASK
 from hango.messages import Message, TextBlock, ToolUseBlock
-from hango.queue import RUN_TASK
 from hango.telemetry import names
 from tests.budget.conftest import (
     DELEGATING,

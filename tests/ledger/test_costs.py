@@ -15,9 +15,9 @@ from hango import worker
 from hango.agent.deps import Deps
 from hango.config import ConfigError, load_config
 from hango.db.schema import pending_part_costs
+from hango.jobs import FOLD_TASK, REAP_TASK
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers.prices import Prices, Tokens
-from hango.queue import FOLD_TASK, REAP_TASK
 from hango.store import TenantStore
 from hango.store.part_costs import fold_waiting
 from tests.inspector.conftest import assistant, user
