@@ -28,6 +28,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate
 from opentelemetry.trace import SpanKind
 from procrastinate.jobs import Status
+from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
 
 from hango import telemetry
@@ -89,12 +90,7 @@ def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
     @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
     async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
         await asyncio.to_thread(reap_dead_runs, deps)
-        manager = context.app.job_manager
-        stalled = await manager.get_stalled_jobs(
-            queue=deps.config.job_queue, seconds_since_heartbeat=stalled_after
-        )
-        for job in stalled:
-            await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+        await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
 
     @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
     @app.task(name=FOLD_TASK, queue=deps.config.job_queue)
@@ -118,6 +114,18 @@ def job_span(context: procrastinate.JobContext, job: QueuedRun) -> Iterator[None
     name = names.SPAN_JOB.format(task=context.job.task_name)
     with telemetry.tracer().start_as_current_span(name, kind=SpanKind.CONSUMER, attributes=attributes):
         yield
+
+
+async def fail_stalled_jobs(manager: JobManager, queue: str, stalled_after: float) -> list[int]:
+    """Fail ``queue``'s jobs of workers silent for ``stalled_after`` seconds; returns their ids.
+
+    A failed job frees its session's lock; the database then wakes the waiting workers
+    (revision 0016's trigger), so the session's next job starts at once, not at a poll.
+    """
+    stalled = await manager.get_stalled_jobs(queue=queue, seconds_since_heartbeat=stalled_after)
+    for job in stalled:
+        await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+    return [job.id for job in stalled]
 
 
 def reap_dead_runs(deps: Deps) -> list[Any]:

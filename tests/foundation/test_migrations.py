@@ -45,6 +45,31 @@ def test_upgrade_downgrade_to_base_and_upgrade_again(fresh_url):
         engine.dispose()
 
 
+CLAIM_AND_TRIGGERS = sa.text(
+    "select pg_get_functiondef('procrastinate_fetch_job_v2(varchar[], bigint)'::regprocedure),"
+    " array(select tgname::text from pg_trigger where tgname like 'hango\\_%' order by 1)"
+)
+
+
+def test_the_fair_claim_migration_downgrades_to_procrastinates_own_claim(fresh_url):
+    engine = make_engine(fresh_url)
+    try:
+        migrate.upgrade(engine, "0015")
+        with engine.connect() as conn:
+            procrastinates, no_triggers = conn.execute(CLAIM_AND_TRIGGERS).one()
+        migrate.upgrade(engine, "0016")
+        with engine.connect() as conn:
+            fair, triggers = conn.execute(CLAIM_AND_TRIGGERS).one()
+        migrate.downgrade(engine, "0015")
+        with engine.connect() as conn:
+            restored = tuple(conn.execute(CLAIM_AND_TRIGGERS).one())
+    finally:
+        engine.dispose()
+    assert no_triggers == [] and "tenant_id" not in procrastinates
+    assert "tenant_id" in fair and triggers == ["hango_lock_freed", "hango_lock_freed_on_delete"]
+    assert restored == (procrastinates, [])
+
+
 @contextlib.contextmanager
 def base_rows_at(fresh_url: str, revision: str) -> Iterator[tuple[sa.Engine, sa.Connection]]:
     """A fresh database migrated to ``revision`` with the base rows, and a transaction to add more in.

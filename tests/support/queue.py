@@ -30,7 +30,7 @@ ABORT_POLL = 0.1  # seconds: a cancel requested while a test's run works is seen
 ENDED = {"completed", "max_turns", "quota_exhausted", "failed", "timeout", "cancelled"}
 
 
-def drain(app: Flask) -> None:
+def drain(app: Flask, concurrency: int = 1) -> None:
     """Run every queued job to its end in this process, then return (nothing waits for new jobs).
 
     The worker runs in a thread of its own: procrastinate starts an event loop, and this
@@ -48,7 +48,7 @@ def drain(app: Flask) -> None:
                 install_signal_handlers=False,
                 listen_notify=False,
                 abort_job_polling_interval=ABORT_POLL,
-                concurrency=1,
+                concurrency=concurrency,
             )
         except BaseException as exc:  # handed to the test's thread
             failed.append(exc)

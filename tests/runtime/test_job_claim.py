@@ -1,0 +1,306 @@
+"""Which job a worker takes next: fair between tenants, then members, then by age; and when it wakes.
+
+The claim is one statement in the database (``procrastinate_fetch_job_v2``, revision
+0016), so these tests pin it where it lives: jobs deferred through procrastinate as the
+web defers them, claimed with the statement procrastinate's worker runs, one claim at a
+time, the rows read back. Two tests run procrastinate's own worker: a quiet tenant's run
+takes the slot a busy tenant's queue would have taken, and a worker waiting for a
+session's lock wakes as soon as the reaper frees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import procrastinate
+import pytest
+import sqlalchemy as sa
+
+from hango.agent.deps import Deps
+from hango.jobs import defer_run, web_queue
+from hango.store.runs import SCRATCH
+from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, worker_queue
+from tests.fakes.provider_server import MESSAGES, FakeProviderServer
+from tests.runtime.conftest import OpenChat
+from tests.support.clients import As, Tenant
+from tests.support.net import wait_until
+from tests.support.queue import drain
+
+WAIT = 60.0
+NOOP_TASK = "tests.noop"
+
+
+@dataclass(frozen=True)
+class Run:
+    """What ``defer_run`` reads of a run row."""
+
+    tenant_id: uuid.UUID
+    user_id: uuid.UUID
+    session_id: uuid.UUID
+    kind: str = "message"
+    id: uuid.UUID = dataclasses.field(default_factory=uuid.uuid4)
+
+
+class Queue:
+    """One queue of the test database: defer jobs as the web does, claim them as a worker does."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.name = f"claim-{uuid.uuid4().hex[:12]}"
+        self.web = web_queue(engine)
+        with engine.begin() as conn:
+            self.worker_id = conn.execute(sa.text("select procrastinate_register_worker_v1()")).scalar_one()
+
+    def defer(self, run: Run) -> int:
+        with self.engine.begin() as conn:
+            return defer_run(self.web, conn, run, None, self.name)
+
+    def defer_periodic(self, task: str) -> int:
+        """A job with no tenant, as the periodic reaper's and fold's are."""
+        with self.engine.begin() as conn:
+            deferrer = self.web.configure_task(task, connection=conn, queue=self.name)
+            return deferrer.defer(timestamp=0)
+
+    def claim(self) -> int | None:
+        """The job the next worker's fetch takes (``None``: nothing it may take)."""
+        query = sa.text("select id from procrastinate_fetch_job_v2(array[:queue]::varchar[], :worker)")
+        with self.engine.begin() as conn:
+            return conn.execute(query, {"queue": self.name, "worker": self.worker_id}).scalar_one()
+
+    def finish(self, job_id: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                sa.text("select procrastinate_finish_job_v1(:id, 'succeeded', false)"), {"id": job_id}
+            )
+
+
+@pytest.fixture
+def queue(engine: sa.Engine, clean_db: None) -> Queue:
+    return Queue(engine)
+
+
+def member_of(tenant: uuid.UUID) -> Run:
+    """A run of a fresh member of ``tenant``, on a session of its own."""
+    return Run(tenant, uuid.uuid4(), uuid.uuid4())
+
+
+def test_the_next_job_claimed_is_the_tenant_with_fewest_running_not_the_oldest(queue: Queue) -> None:
+    a, b = uuid.uuid4(), uuid.uuid4()
+    member = uuid.uuid4()
+    flood = [queue.defer(Run(a, member, uuid.uuid4())) for _ in range(3)]
+    quiet = queue.defer(member_of(b))
+
+    claimed = [queue.claim(), queue.claim(), queue.claim(), queue.claim()]
+
+    assert claimed == [flood[0], quiet, flood[1], flood[2]]
+
+
+def test_busy_tenants_take_turns_one_job_each(queue: Queue) -> None:
+    tenants = [uuid.uuid4() for _ in range(3)]
+    jobs = {t: [queue.defer(member_of(t)) for _ in range(3)] for t in tenants}  # each tenant's in a row
+
+    claimed = [queue.claim() for _ in range(9)]
+
+    assert claimed == [jobs[t][i] for i in range(3) for t in tenants]
+
+
+def test_a_tenant_whose_jobs_ended_is_served_before_one_still_running(queue: Queue) -> None:
+    a, b = uuid.uuid4(), uuid.uuid4()
+    first_a, first_b = queue.defer(member_of(a)), queue.defer(member_of(b))
+    second_a, second_b = queue.defer(member_of(a)), queue.defer(member_of(b))
+    assert [queue.claim(), queue.claim()] == [first_a, first_b]
+
+    queue.finish(first_b)  # b's slot frees: b has none running, a has one
+
+    assert queue.claim() == second_b
+    assert queue.claim() == second_a
+
+
+def test_inside_a_tenant_members_take_turns(queue: Queue) -> None:
+    tenant, busy, quiet = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    busy_jobs = [queue.defer(Run(tenant, busy, uuid.uuid4())) for _ in range(3)]
+    quiet_job = queue.defer(Run(tenant, quiet, uuid.uuid4()))
+
+    claimed = [queue.claim() for _ in range(4)]
+
+    assert claimed == [busy_jobs[0], quiet_job, busy_jobs[1], busy_jobs[2]]
+
+
+def test_a_sessions_jobs_still_run_one_at_a_time_in_the_order_queued(queue: Queue) -> None:
+    tenant, member, session = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    first, second = (queue.defer(Run(tenant, member, session)) for _ in range(2))
+    other = queue.defer(member_of(uuid.uuid4()))
+
+    assert [queue.claim(), queue.claim(), queue.claim()] == [first, other, None]  # second waits for first
+    queue.finish(first)
+    assert queue.claim() == second
+
+
+def test_a_try_job_without_a_lock_runs_beside_its_sessions_run(queue: Queue) -> None:
+    tenant, member, session = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    running = queue.defer(Run(tenant, member, session))
+    waiting = queue.defer(Run(tenant, member, session))
+    tried = queue.defer(Run(tenant, member, session, kind=SCRATCH))
+
+    assert [queue.claim(), queue.claim(), queue.claim()] == [running, tried, None]
+    queue.finish(running)
+    assert queue.claim() == waiting
+
+
+def test_the_periodic_jobs_without_a_tenant_are_claimed_while_tenants_are_busy(queue: Queue) -> None:
+    tenant = uuid.uuid4()
+    flood = [queue.defer(member_of(tenant)) for _ in range(2)]
+    reap = queue.defer_periodic("hango.reap")
+
+    assert [queue.claim(), queue.claim(), queue.claim()] == [flood[0], reap, flood[1]]
+
+
+def post(who: As, session_id: str, text: str) -> str:
+    sent = who.post(f"/v1/sessions/{session_id}/messages", json={"content": text})
+    assert sent.status_code == 202, sent.get_json()
+    return sent.get_json()["id"]
+
+
+def session_of(who: As, agent_id: str | None = None) -> str:
+    """A new session of ``agent_id`` (a new agent of the fake model when None)."""
+    if agent_id is None:
+        agent = who.post("/v1/agents", json={"name": "quiet", "model": "anthropic/claude-test", "tools": []})
+        assert agent.status_code == 201, agent.get_json()
+        agent_id = agent.get_json()["id"]
+    session = who.post("/v1/sessions", json={"agent_id": agent_id})
+    assert session.status_code == 201, session.get_json()
+    return session.get_json()["id"]
+
+
+def last_user_text(body: dict) -> str:
+    return " ".join(block["text"] for block in body["messages"][-1]["content"] if block["type"] == "text")
+
+
+def test_a_quiet_tenants_run_takes_the_free_slot_before_a_busy_tenants_queued_runs(
+    open_chat: OpenChat, globex: Tenant, fake: FakeProviderServer
+) -> None:
+    chat = open_chat("anthropic/claude-test")
+    busy = chat.who
+    quiet = dataclasses.replace(globex.owner, client=busy.client)  # the same app: the same queue
+    sessions = [chat.session_id, session_of(busy, chat.agent_id), session_of(busy, chat.agent_id)]
+    release = threading.Event()
+
+    def hold_the_slow(body: dict) -> None:
+        if "slow" in last_user_text(body):
+            release.wait(WAIT)
+
+    fake.validator = hold_the_slow
+    flood = [post(busy, session, f"slow {n}") for n, session in enumerate(sessions)]
+    quick = post(quiet, session_of(quiet), "quick")
+
+    worker = threading.Thread(target=drain, args=(busy.client.application, 2))
+    worker.start()
+    try:
+        wait_until(lambda: len(fake.bodies(MESSAGES)) >= 2, timeout=WAIT)
+        first_two = {last_user_text(body) for body in fake.bodies(MESSAGES)[:2]}
+    finally:
+        release.set()
+        worker.join(timeout=WAIT * 3)
+
+    # Two slots: the flood's first run holds one; the other goes to globex, not to the flood's second.
+    assert first_two == {"slow 0", "quick"}
+    ended = [busy.get(f"/v1/runs/{run}").get_json()["status"] for run in flood]
+    assert ended == ["completed"] * 3
+    assert quiet.get(f"/v1/runs/{quick}").get_json()["status"] == "completed"
+
+
+@contextlib.contextmanager
+def listening_worker(app: procrastinate.App, queue: str) -> Iterator[threading.Event]:
+    """Procrastinate's worker on ``queue``, waking only on a notification (its poll is an hour away).
+
+    Yields an event set once it has found nothing to take and waits.
+    """
+    idle = threading.Event()
+    stop = threading.Event()
+    fetch = app.job_manager.fetch_job
+
+    async def fetch_and_tell(**kwargs):
+        job = await fetch(**kwargs)
+        if job is None:
+            idle.set()
+        return job
+
+    app.job_manager.fetch_job = fetch_and_tell
+
+    async def work() -> None:
+        async with app.open_async():
+            options = {"queues": [queue], "concurrency": 1, "install_signal_handlers": False}
+            running = asyncio.create_task(app.run_worker_async(**options, fetch_job_polling_interval=3600))
+            await asyncio.to_thread(stop.wait)
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+
+    thread = threading.Thread(target=asyncio.run, args=(work(),), name="listening-worker")
+    thread.start()
+    try:
+        yield idle
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+
+
+def listens(engine: sa.Engine, queue: str) -> bool:
+    """Whether some connection has run ``LISTEN`` on ``queue``'s channel (the worker's listener)."""
+    query = sa.text(
+        "select count(*) from pg_stat_activity where query like 'LISTEN %' and query like :channel"
+    )
+    with engine.connect() as conn:
+        return conn.execute(query, {"channel": f"%procrastinate_queue_v1#{queue}%"}).scalar_one() > 0
+
+
+def status(engine: sa.Engine, job_id: int) -> str:
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.text("select status from procrastinate_jobs where id = :id"), {"id": job_id}
+        ).scalar_one()
+
+
+def test_a_waiting_worker_starts_a_sessions_next_job_as_soon_as_the_reaper_fails_the_stalled_one(
+    engine: sa.Engine, clean_db: None, make_app
+) -> None:
+    deps = Deps(engine, make_app().config["HANGO"])
+    name = deps.config.job_queue
+    with engine.begin() as conn:  # a worker that died: its heartbeat stopped an hour ago
+        dead = conn.execute(
+            sa.text(
+                "insert into procrastinate_workers (last_heartbeat) values (now() - interval '1 hour') returning id"
+            )
+        ).scalar_one()
+        web = web_queue(engine)
+        stalled, after = (
+            web.configure_task(NOOP_TASK, connection=conn, queue=name, lock="session:s").defer()
+            for _ in range(2)
+        )
+        conn.execute(
+            sa.text("update procrastinate_jobs set status = 'doing', worker_id = :w where id = :id"),
+            {"w": dead, "id": stalled},
+        )
+    app = worker_queue(deps, periodic=False)
+    app.task(name=NOOP_TASK, queue=name)(lambda: None)
+
+    with listening_worker(app, name) as idle:
+        wait_until(lambda: idle.is_set() and listens(engine, name), timeout=WAIT)
+        assert status(engine, after) == "todo"  # the session's lock is held by the dead worker's job
+
+        reaper = worker_queue(deps, periodic=False)
+
+        async def reap() -> list[int]:
+            async with reaper.open_async():
+                return await fail_stalled_jobs(
+                    reaper.job_manager, name, deps.config.worker_heartbeat * STALLED_HEARTBEATS
+                )
+
+        assert asyncio.run(reap()) == [stalled]
+        wait_until(lambda: status(engine, after) == "succeeded", timeout=WAIT)  # not an hour: it was woken
