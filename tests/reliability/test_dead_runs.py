@@ -109,3 +109,27 @@ def test_the_runs_list_never_shows_a_dead_run_as_running_and_a_live_one_stays_ru
 
     assert [r["status"] for r in dead] == ["failed"]
     assert [r["status"] for r in alive] == ["running"]  # its worker holds the lock: not reaped
+
+
+def test_a_killed_runs_user_message_does_not_come_back_in_the_next_run(
+    fresh: Live, live_tenant: MakeTenant, engine: sa.Engine
+) -> None:
+    """Issue 38 §2: the reaper rolls an interrupted run back like a failed one; the run says so."""
+    owner = live_tenant(fresh.url).owner
+    session_id = user_session(owner, engine)
+    kill_mid_run(fresh, owner, engine, session_id)  # its user message "go" was stored before the call
+    dead_id = stored_run(engine, session_id).id
+    # The periodic reaper fails it (read from the database directly: an API read would reap it itself).
+    wait_until(lambda: stored_run(engine, session_id).status == "failed", timeout=60)
+    fresh.provider.reset()
+    fresh.provider.reply("done")
+
+    finished = owner.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "after kill"})
+
+    assert finished.status_code == 201, finished.body
+    [body] = fresh.provider.bodies(MESSAGES)
+    texts = [block["text"] for m in body["messages"] for block in m["content"]]
+    assert texts == ["hello", "hi", "after kill"]  # the dead run's "go" is not merged into it
+    dead = owner.get(f"/v1/runs/{dead_id}").json()
+    assert (dead["status"], dead["error"]["code"], dead["message_kept"]) == ("failed", "interrupted", False)
+    assert finished.body["run"]["message_kept"] is True
