@@ -15,6 +15,7 @@ usage, cost, and the changes it would have made.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
@@ -89,6 +90,9 @@ class RecordingSteps:
 
     def check(self) -> None:
         self.steps.check()
+
+    def model_call(self) -> contextlib.AbstractContextManager[None]:
+        return self.steps.model_call()
 
 
 @dataclass(frozen=True)

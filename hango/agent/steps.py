@@ -4,19 +4,27 @@ The run loop, the gateway and the tool phase report their steps to ``RunState.st
 Inspect, try and the subagent's own turns keep the default, which records nothing and
 is never cancelled. A run's ``Steps`` writes each step in its own short transaction
 (a client sees it at once, and a turn rolled back keeps its record), and ``check``
-raises ``Cancelled`` at a step boundary once the run's cancel is requested.
+raises ``Cancelled`` at a step boundary once the run's cancel is requested. A model
+call is no step boundary to wait for: while one is in flight a watcher thread asks
+``should_stop`` every ``WATCH_INTERVAL`` seconds and, once a cancel is requested,
+hangs the call up (``hango.providers.hangup``), which then ends in ``Cancelled`` too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from hango.errors import Cancelled
+from hango.providers.hangup import Hangup, calling
 from hango.store import TenantStore
+
+WATCH_INTERVAL = 0.25  # seconds between a model call's looks at its run's cancel (an in-memory flag)
 
 
 class NoSteps:
@@ -27,6 +35,11 @@ class NoSteps:
 
     def check(self) -> None:
         """Raise ``Cancelled`` when the run should stop here (never here)."""
+
+    @contextlib.contextmanager
+    def model_call(self) -> Iterator[None]:
+        """Around a provider call: one a cancel would hang up (never here)."""
+        yield
 
 
 class Steps(NoSteps):
@@ -52,3 +65,27 @@ class Steps(NoSteps):
     def check(self) -> None:
         if self.should_stop():
             raise Cancelled()
+
+    @contextlib.contextmanager
+    def model_call(self) -> Iterator[None]:
+        """Around a provider call: hung up once a cancel is requested, ending in ``Cancelled``."""
+        call, done = Hangup(), threading.Event()
+
+        def watch() -> None:
+            while not done.wait(WATCH_INTERVAL):
+                if self.should_stop():
+                    call.hang_up()
+                    return
+
+        watcher = threading.Thread(target=watch, name=f"hango-cancel-{self.run_id}", daemon=True)
+        watcher.start()
+        try:
+            with calling(call):
+                yield
+        except Exception as exc:
+            if call.hung_up:
+                raise Cancelled() from exc
+            raise
+        finally:
+            done.set()
+            watcher.join()
