@@ -251,6 +251,23 @@ def test_an_idempotency_key_queues_one_run_and_answers_it_again(open_chat: OpenC
     assert [m["role"] for m in after.get_json()["messages"]] == ["user", "assistant"]
 
 
+def test_an_idempotency_key_reused_with_another_message_is_422_naming_the_key(open_chat: OpenChat) -> None:
+    """Issue 38 §4: the new text is refused out loud, never dropped for the old run."""
+    chat = open_chat("offline/echo")
+    headers = {"Idempotency-Key": "k-2"}
+    path = f"/v1/sessions/{chat.session_id}/messages"
+    first = chat.who.post(path, json={"content": "hello"}, headers=headers)
+
+    other = chat.who.post(path, json={"content": "something else"}, headers=headers)
+
+    assert first.status_code == 202
+    assert other.status_code == 422, other.get_json()
+    error = other.get_json()["error"]
+    assert error["code"] == "idempotency_key_reused" and "k-2" in error["message"]
+    assert error["details"] == {"idempotency_key": "k-2", "run_id": first.get_json()["id"]}
+    assert len(jobs(chat.engine)) == 1  # no second run
+
+
 def test_the_run_and_its_spans_join_the_trace_of_the_request_that_queued_it(
     open_chat: OpenChat, fake: FakeProviderServer, spans
 ) -> None:
