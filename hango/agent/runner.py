@@ -59,11 +59,12 @@ class QueuedRun:
 
 
 def execute_run(
-    deps: Deps, job: QueuedRun, should_stop: Callable[[], bool], shape: Shaper | None = None
+    deps: Deps, job: QueuedRun, should_stop: Callable[[], object], shape: Shaper | None = None
 ) -> RunResult | None:
     """Run a queued run to its end; None when it is not ``queued`` any more (cancelled, or done before).
 
-    ``shape`` screens a try run's overrides (the worker hands in the inspector's try plan).
+    ``should_stop`` says a cancel is requested, or ``SHUTDOWN`` (``hango.agent.steps``); ``shape``
+    screens a try run's overrides (the worker hands in the inspector's try plan).
     """
     with deps.engine.connect() as conn:
         store = TenantStore(conn, job.tenant_id)
@@ -267,7 +268,7 @@ class _Run(_Turns):
         state.deadline = time.monotonic() + self.deps.config.run_timeout
         state.compactor = StoredCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
-        self.steps.check()
+        self.steps.check_before_call()
         gateway.check_quota()
         self._repair(state, prepared.repair)
         self._append(state, "user", self.run.input)
@@ -277,12 +278,14 @@ class _Run(_Turns):
     def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
         for _ in range(self.deps.config.max_turns):
             state.check_deadline()
-            self.steps.check()  # a step boundary: a cancelled run stops before its next model call
+            # A step boundary: a cancelled run (or one whose worker shuts down) stops before its next model call.
+            self.steps.check_before_call()
             try:
                 response = model_phase(self.chain, state, gateway)
             except QuotaExhausted:
                 return "quota_exhausted", None
-            self.steps.check()  # and after it: a run cancelled meanwhile drops the answer with its turn
+            # And after it: a run cancelled meanwhile drops the answer with its turn (a shutdown stores it).
+            self.steps.check()
             if not self._store_turn(state, response):
                 return "completed", response.stop_reason
         return "max_turns", "max_turns"

@@ -21,11 +21,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from hango.db.schema import messages, runs
+from hango.errors import Interrupted
 from hango.store.base import Scoped, new_id
 from hango.store.locks import run_locked, session_locked
 from hango.store.pages import Page, page
 
-INTERRUPTED = {"code": "interrupted", "message": "the run's worker stopped before the run finished"}
+INTERRUPTED = {"code": Interrupted.code, "message": Interrupted.default_message}
 _REAPED = ("status", "error", "finished_at")
 IN_FLIGHT = ("queued", "running")
 SCRATCH = "try"  # the kind of a scratch turn: it keeps nothing of the session, and no real run waits for it
