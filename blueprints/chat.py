@@ -80,6 +80,19 @@ class NewMessageSchema(Schema):
             raise ValidationError(exc.messages, "content") from None
 
 
+def idempotency_key() -> str | None:
+    """The request's ``Idempotency-Key``: 422 ``invalid_header`` past its length or with a byte that is not
+    printable ASCII (gunicorn refuses control bytes itself, in the same envelope: ``hango.refusals``)."""
+    key = request.headers.get("Idempotency-Key") or None
+    if key is not None and len(key) > MAX_IDEMPOTENCY_KEY:
+        raise Unprocessable(
+            f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY} characters", code="invalid_header"
+        )
+    if key is not None and not all(" " <= c <= "~" for c in key):
+        raise Unprocessable("Idempotency-Key must be printable ASCII", code="invalid_header")
+    return key
+
+
 @blp.route("")
 class Chat(MethodView):
     @blp.arguments(NewMessageSchema)
@@ -93,11 +106,7 @@ class Chat(MethodView):
 
         The run's row, its content and its job commit in this request's transaction.
         """
-        key = request.headers.get("Idempotency-Key") or None
-        if key is not None and len(key) > MAX_IDEMPOTENCY_KEY:
-            raise Unprocessable(
-                f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY} characters", code="invalid_header"
-            )
+        key = idempotency_key()
         new = NewRun(session_id, body["content"], tenancy.caller(), key, body["multitask"])
         run, created = enqueue_run(tenancy.job_queue(), tenancy.store(), tenancy.deps().config, new)
         if created:

@@ -169,6 +169,13 @@ class RunWithMessagesSchema(RunSchema):
     messages = fields.List(
         fields.Nested(MessageSchema), metadata={"description": "the messages it stored, once it ended"}
     )
+    message_kept = fields.Boolean(
+        metadata={
+            "description": "whether the session's history holds the run's user message: false before a"
+            " worker stored it, and for a run that ended without an answer (failed, cancelled or"
+            " interrupted: its message was rolled back, resend it to ask again)"
+        }
+    )
 
 
 RunPageSchema = page_of(RunSchema, "RunPage")
@@ -216,9 +223,11 @@ class RunEventsSchema(Schema):
 
 
 def with_messages(run: Any) -> dict[str, Any]:
-    """The run and, once it ended, the messages it stored (a try run's calls shown whole)."""
-    messages = tenancy.store().messages.of_run(run.id) if run.status in ENDED else []
-    shown = {**run._mapping, "messages": messages}
+    """The run, whether its user message is kept and, once it ended, the messages it stored (a try run's
+    calls shown whole)."""
+    stored = tenancy.store().messages.of_run(run.id) if run.kind == "message" else []
+    kept = any(message.role == "user" for message in stored)
+    shown = {**run._mapping, "messages": stored if run.status in ENDED else [], "message_kept": kept}
     if run.kind == SCRATCH and run.result is not None:
         shown["result"] = {**run.result, "calls": shown_calls(run)}
     return shown

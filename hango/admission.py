@@ -14,7 +14,7 @@ from hango.agent.compact_now import compaction_plan, nothing_to_compact
 from hango.agent.deps import Deps
 from hango.agent.state import Caller
 from hango.config import Config
-from hango.errors import Conflict, QuotaExhausted, RateLimited
+from hango.errors import Conflict, QuotaExhausted, RateLimited, Unprocessable
 from hango.jobs import cancel_job, defer_run
 from hango.store import TenantStore
 from hango.store.locks import lock_tenant_runs
@@ -38,14 +38,22 @@ def enqueue_run(
 ) -> tuple[Any, bool]:
     """Store a ``queued`` run with the user's content and defer its job, in ``store``'s transaction.
 
-    Returns the run and whether it is new: an ``Idempotency-Key`` seen before returns that
-    run. 409 ``session_busy`` while the session has a run queued or running (unless
-    ``multitask`` is ``enqueue``), 429 ``too_many_runs`` past the in-flight caps, 402 when
-    the quota is used up. The tenant's runs are queued one at a time, so the checks hold.
+    Returns the run and whether it is new: an ``Idempotency-Key`` seen before with the same
+    content returns that run, and with other content is 422 ``idempotency_key_reused`` (the
+    new text would be dropped silently otherwise). 409 ``session_busy`` while the session has
+    a run queued or running (unless ``multitask`` is ``enqueue``), 429 ``too_many_runs`` past
+    the in-flight caps, 402 when the quota is used up. The tenant's runs are queued one at a
+    time, so the checks hold.
     """
     lock_tenant_runs(store.conn, store.tenant_id)
     if new.idempotency_key is not None:
         previous = store.runs.by_idempotency_key(new.session_id, new.idempotency_key)
+        if previous is not None and previous.input != new.content:
+            raise Unprocessable(
+                f"Idempotency-Key {new.idempotency_key!r} was used for another message on this session",
+                code="idempotency_key_reused",
+                details={"idempotency_key": new.idempotency_key, "run_id": str(previous.id)},
+            )
         if previous is not None:
             return previous, False
     _admit(store, config, new)

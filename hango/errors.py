@@ -8,7 +8,8 @@ HangoError (500 internal_error)
 ├── NotFound (404)            ├── Unprocessable (422)
 ├── RateLimited (429)         ├── ServiceUnavailable (503)
 ├── BadGateway (502)          └── GatewayTimeout (504)
-└── Cancelled (409)
+├── Cancelled (409)
+└── Interrupted (503)
 """
 
 from __future__ import annotations
@@ -103,3 +104,9 @@ class Cancelled(HangoError):
     """A run stopped at a step boundary because its cancel was requested."""
 
     status, code, default_message = 409, "cancelled", "the run was cancelled"
+
+
+class Interrupted(HangoError):
+    """A run stopped because its worker stopped: killed (the reaper says so) or shutting down."""
+
+    status, code, default_message = 503, "interrupted", "the run's worker stopped before the run finished"

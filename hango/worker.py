@@ -27,6 +27,7 @@ import procrastinate
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
 from opentelemetry.trace import SpanKind
+from procrastinate.job_context import AbortReason
 from procrastinate.jobs import Status
 from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
@@ -35,6 +36,7 @@ from hango import telemetry
 from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
+from hango.agent.steps import SHUTDOWN
 from hango.inspector.trying import shape_turn
 from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.store import TenantStore
@@ -44,7 +46,8 @@ from hango.telemetry import names
 
 log = logging.getLogger(__name__)
 STALLED_HEARTBEATS = 3
-# On SIGTERM a worker lets its runs go on this long, then asks them to stop at their next step.
+# On SIGTERM a worker lets its runs go on this long, then asks them to stop before their next model call:
+# an answer arriving is stored with its turn, and the run ends ``failed`` (``interrupted``).
 SHUTDOWN_GRACE = 10.0
 RESTART_PAUSE = 2.0  # seconds between a worker that stopped by itself and the next one
 
@@ -76,7 +79,7 @@ def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
         token = otel_context.attach(propagate.extract(trace))
         try:
             with job_span(context, job):
-                execute_run(deps, job, context.should_abort, shape_turn)
+                execute_run(deps, job, lambda: stop_asked(context), shape_turn)
         finally:
             otel_context.detach(token)
 
@@ -98,6 +101,13 @@ def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
         await asyncio.to_thread(fold_part_costs, deps)
 
     return app
+
+
+def stop_asked(context: procrastinate.JobContext) -> object:
+    """What the worker asks of a running job: nothing (None), its cancel (True), or ``SHUTDOWN``: the worker
+    stops (SIGTERM, and ``SHUTDOWN_GRACE`` is over), so the run ends once the step in progress is stored."""
+    reason = context.abort_reason()
+    return SHUTDOWN if reason == AbortReason.SHUTDOWN else reason is not None
 
 
 @contextlib.contextmanager
@@ -179,7 +189,8 @@ async def _supervise(deps: Deps, periodic: bool, options: dict[str, Any]) -> Non
     connection dies with a PostgreSQL restart); the process must outlive that, so
     it waits ``RESTART_PAUSE`` and starts a fresh worker (and pool) until the
     database answers again. SIGINT/SIGTERM stop it gracefully: running jobs get
-    ``SHUTDOWN_GRACE`` seconds, then are asked to stop at their next step.
+    ``SHUTDOWN_GRACE`` seconds, then are asked to stop before their next model call
+    (``stop_asked``): a model answer arriving is stored with its turn, not cancelled.
     """
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -74,7 +74,7 @@ def compact_now(deps: Deps, store: TenantStore, session: Any, caller: Caller, jo
     state = prepared.state
     state.run_id, state.steps = job.run_id, job.steps
     Gateway(deps, state, deps.config.run_timeout).check_quota()
-    job.steps.check()  # a step boundary: a compaction cancelled meanwhile calls nothing
+    job.steps.check_before_call()  # a step boundary: a compaction cancelled meanwhile calls nothing
     state.compact_now = True  # a prepared state is not capture-only: the slot may call the summarizer
     state.compactor = StoredCompactor(deps, state, job.instructions)
     capture(prepared.chain, state)  # with the stored overrides only: one summarizer call

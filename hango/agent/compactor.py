@@ -49,6 +49,8 @@ class StoredCompactor:
             return text_of(gateway.send(draft).message).strip() or "(empty summary)"
 
     def save(self, through_seq: int, text: str) -> None:
+        """Store the summary; a run (or compaction) cancelled while the summarizer answered stores nothing."""
+        self.state.steps.check()  # a step boundary: the summary commits on its own, past any rollback
         with self.deps.engine.begin() as conn:
             TenantStore(conn, self.state.tenant_id).summaries.create(self.state.session_id, through_seq, text)
         self.state.steps.emit("compaction", through_seq=through_seq)

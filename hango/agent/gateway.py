@@ -138,7 +138,8 @@ class Gateway:
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
             if timeout <= 0:  # spent before the call (a loaded worker): an SDK given 0 s fails otherwise
                 raise ProviderTimeout(f"{provider.name} did not answer in time", {"provider": provider.name})
-            response = provider.complete(replace(request, model=bare), timeout=timeout)
+            with self.state.steps.model_call():  # a cancel hangs the call up
+                response = provider.complete(replace(request, model=bare), timeout=timeout)
             chat_span.finish(span, self.state, response)
             verdict = self._judge(call, started, provider.name, bare, response) if call else None
             if verdict is not None:

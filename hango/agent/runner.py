@@ -59,11 +59,12 @@ class QueuedRun:
 
 
 def execute_run(
-    deps: Deps, job: QueuedRun, should_stop: Callable[[], bool], shape: Shaper | None = None
+    deps: Deps, job: QueuedRun, should_stop: Callable[[], object], shape: Shaper | None = None
 ) -> RunResult | None:
     """Run a queued run to its end; None when it is not ``queued`` any more (cancelled, or done before).
 
-    ``shape`` screens a try run's overrides (the worker hands in the inspector's try plan).
+    ``should_stop`` says a cancel is requested, or ``SHUTDOWN`` (``hango.agent.steps``); ``shape``
+    screens a try run's overrides (the worker hands in the inspector's try plan).
     """
     with deps.engine.connect() as conn:
         store = TenantStore(conn, job.tenant_id)
@@ -257,13 +258,17 @@ class _Run(_Turns):
         self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
 
     def _work(self) -> tuple[str, str | None]:
+        # The session lock is ours, so another run of this session still ``running`` has no worker any
+        # more: it is failed (and rolled back) before the history is read, or its message would be read.
+        self.store.runs.fail_running(self.session.id, but=self.run.id)
+        self.conn.commit()
         prepared = prepare_session(self.deps, self.store, self.session, self.caller)
         self.chain, state = prepared.chain, prepared.state
         state.run_id, state.steps = self.run.id, self.steps
         state.deadline = time.monotonic() + self.deps.config.run_timeout
         state.compactor = StoredCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
-        self.steps.check()
+        self.steps.check_before_call()
         gateway.check_quota()
         self._repair(state, prepared.repair)
         self._append(state, "user", self.run.input)
@@ -273,12 +278,14 @@ class _Run(_Turns):
     def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
         for _ in range(self.deps.config.max_turns):
             state.check_deadline()
-            self.steps.check()  # a step boundary: a cancelled run stops before its next model call
+            # A step boundary: a cancelled run (or one whose worker shuts down) stops before its next model call.
+            self.steps.check_before_call()
             try:
                 response = model_phase(self.chain, state, gateway)
             except QuotaExhausted:
                 return "quota_exhausted", None
-            self.steps.check()  # and after it: a run cancelled meanwhile drops the answer with its turn
+            # And after it: a run cancelled meanwhile drops the answer with its turn (a shutdown stores it).
+            self.steps.check()
             if not self._store_turn(state, response):
                 return "completed", response.stop_reason
         return "max_turns", "max_turns"
@@ -305,9 +312,7 @@ class _Run(_Turns):
         self.new.append(append_message(self.store, state, role, content))
 
     def _repair(self, state: RunState, repair: StoredMessage | None) -> None:
-        """Close what a crashed run left: its ``running`` row, and store the dangling ``tool_use``'s answer."""
-        # The session lock is ours, so another run of this session still ``running`` has no worker any more.
-        self.store.runs.fail_running(self.session.id, but=self.run.id)
+        """Store the answer of the dangling ``tool_use`` a crashed run left."""
         if repair is not None:
             state.history.remove(repair)  # the in-memory answer, stored now under the seq inspect showed
             append_message(self.store, state, "user", message_to_dict(repair.message)["content"])
@@ -316,7 +321,7 @@ class _Run(_Turns):
     def _end(self, status: str, stop_reason: str | None, error: HangoError | None = None) -> RunResult:
         """Close the run; a failed or cancelled one rolls back its turn in flight first.
 
-        A run that stored no answer yet leaves the session as it was (its user message goes too).
+        A run that stored no answer yet leaves the session as it was (``unanswered_messages``).
         """
         if status not in ("completed", "max_turns", "quota_exhausted"):
             self._roll_back()
@@ -325,9 +330,8 @@ class _Run(_Turns):
     def _roll_back(self) -> None:
         self.conn.rollback()
         del self.new[self.committed :]
-        if len(self.new) == 1:
-            self.store.messages.delete(self.session.id, self.new[0].seq)
-            self.new.clear()
+        dropped = set(self.store.runs.roll_back_unanswered(self.run.id))
+        self.new = [message for message in self.new if message.seq not in dropped]
 
 
 def _error_detail(error: HangoError) -> dict[str, Any]:

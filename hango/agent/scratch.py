@@ -15,6 +15,7 @@ usage, cost, and the changes it would have made.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
@@ -89,6 +90,12 @@ class RecordingSteps:
 
     def check(self) -> None:
         self.steps.check()
+
+    def check_before_call(self) -> None:
+        self.steps.check_before_call()
+
+    def model_call(self) -> contextlib.AbstractContextManager[None]:
+        return self.steps.model_call()
 
 
 @dataclass(frozen=True)
@@ -179,7 +186,7 @@ class ScratchTurn:
         state.deadline = time.monotonic() + timeout
         state.compactor = ScratchCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, timeout)
-        self.steps.check()
+        self.steps.check_before_call()
         gateway.check_quota()
         return self._loop(RecordingChain(prepared.chain, self.record), state, gateway, store)
 
@@ -204,7 +211,7 @@ class ScratchTurn:
     ) -> tuple[str, str | None]:
         for _ in range(self.deps.config.max_turns):
             state.check_deadline()
-            self.steps.check()  # a step boundary, as in a real run
+            self.steps.check_before_call()  # a step boundary, as in a real run
             try:
                 response = model_phase(chain, state, gateway)
             except QuotaExhausted:

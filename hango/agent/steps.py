@@ -4,19 +4,34 @@ The run loop, the gateway and the tool phase report their steps to ``RunState.st
 Inspect, try and the subagent's own turns keep the default, which records nothing and
 is never cancelled. A run's ``Steps`` writes each step in its own short transaction
 (a client sees it at once, and a turn rolled back keeps its record), and ``check``
-raises ``Cancelled`` at a step boundary once the run's cancel is requested.
+raises ``Cancelled`` at a step boundary once the run's cancel is requested. A model
+call is no step boundary to wait for: while one is in flight a watcher thread asks
+``should_stop`` every ``WATCH_INTERVAL`` seconds and, once a cancel is requested,
+hangs the call up (``hango.providers.hangup``), which then ends in ``Cancelled`` too.
+
+A worker shutting down (SIGTERM, its grace over: ``should_stop`` answers ``SHUTDOWN``)
+asks less: the step in progress finishes, so a model answer that is arriving is paid
+for and stored with its turn (its tools run), and the run stops before its next model
+call (``check_before_call``) with ``Interrupted``: ``failed``, error ``interrupted``,
+rolled back like any run that ends without an answer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from hango.errors import Cancelled
+from hango.errors import Cancelled, Interrupted
+from hango.providers.hangup import Hangup, calling
 from hango.store import TenantStore
+
+WATCH_INTERVAL = 0.25  # seconds between a model call's looks at its run's cancel (an in-memory flag)
+SHUTDOWN = "shutdown"  # what ``should_stop`` answers when the worker stops, not the run's cancel
 
 
 class NoSteps:
@@ -28,16 +43,25 @@ class NoSteps:
     def check(self) -> None:
         """Raise ``Cancelled`` when the run should stop here (never here)."""
 
+    def check_before_call(self) -> None:
+        """Before a model call: ``check``, and ``Interrupted`` once the worker shuts down (never here)."""
+
+    @contextlib.contextmanager
+    def model_call(self) -> Iterator[None]:
+        """Around a provider call: one a cancel would hang up (never here)."""
+        yield
+
 
 class Steps(NoSteps):
-    """The steps of one run, numbered from ``first``; ``should_stop`` says a cancel is requested."""
+    """The steps of one run, numbered from ``first``; ``should_stop`` says a cancel is requested (truthy),
+    or that the worker shuts down (``SHUTDOWN``)."""
 
     def __init__(
         self,
         engine: Engine,
         tenant_id: uuid.UUID,
         run_id: uuid.UUID,
-        should_stop: Callable[[], bool],
+        should_stop: Callable[[], object],
         first: int = 1,
     ) -> None:
         self.engine, self.tenant_id, self.run_id = engine, tenant_id, run_id
@@ -49,6 +73,42 @@ class Steps(NoSteps):
         with self.engine.begin() as conn:
             TenantStore(conn, self.tenant_id).run_events.add(self.run_id, self.seq, kind, detail)
 
+    def _cancelled(self) -> bool:
+        asked = self.should_stop()
+        return bool(asked) and asked != SHUTDOWN
+
     def check(self) -> None:
-        if self.should_stop():
+        if self._cancelled():
             raise Cancelled()
+
+    def check_before_call(self) -> None:
+        asked = self.should_stop()
+        if asked == SHUTDOWN:
+            raise Interrupted()
+        if asked:
+            raise Cancelled()
+
+    @contextlib.contextmanager
+    def model_call(self) -> Iterator[None]:
+        """Around a provider call: hung up once a cancel is requested, ending in ``Cancelled`` (a shutdown
+        lets the answer arrive)."""
+        call, done = Hangup(), threading.Event()
+
+        def watch() -> None:
+            while not done.wait(WATCH_INTERVAL):
+                if self._cancelled():
+                    call.hang_up()
+                    return
+
+        watcher = threading.Thread(target=watch, name=f"hango-cancel-{self.run_id}", daemon=True)
+        watcher.start()
+        try:
+            with calling(call):
+                yield
+        except Exception as exc:
+            if call.hung_up:
+                raise Cancelled() from exc
+            raise
+        finally:
+            done.set()
+            watcher.join()

@@ -23,6 +23,7 @@ from hango.messages import (
 )
 from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
+from hango.providers.hangup import hangs_up
 
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -44,6 +45,9 @@ class AnthropicProvider:
                 base_url=settings.anthropic_base_url,
                 timeout=settings.timeout,
                 max_retries=0,
+                http_client=hangs_up(
+                    anthropic.DefaultHttpxClient(timeout=settings.timeout)
+                ),  # a cancel hangs up
                 open_telemetry=False,
             )
 

@@ -38,6 +38,7 @@ from hango.messages import (
 )
 from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
+from hango.providers.hangup import hangs_up
 
 # Local compatible servers need no key, but the SDK refuses to start without one.
 _NO_KEY = "no-key"
@@ -61,6 +62,7 @@ class OpenAIProvider:
             base_url=settings.openai_base_url,
             timeout=settings.timeout,
             max_retries=0,
+            http_client=hangs_up(openai.DefaultHttpxClient(timeout=settings.timeout)),  # a cancel hangs up
         )
 
     def complete(self, request: Request, *, timeout: float | None = None) -> Response:

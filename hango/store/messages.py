@@ -164,7 +164,7 @@ class Messages(Scoped):
         )
 
     def delete(self, session_id: uuid.UUID, seq: int) -> bool:
-        """Remove one message (only a failed run's own, unanswered user message is ever removed)."""
+        """Remove one message (a run's rollback removes its messages with ``runs.unanswered_messages``)."""
         return self.delete_rows(messages.c.session_id == session_id, messages.c.seq == seq) == 1
 
     def tool_usage(self, agent_id: uuid.UUID, window: int) -> ToolUsage:

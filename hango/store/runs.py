@@ -2,7 +2,10 @@
 
 Every read of runs (and of a session, ``Sessions.get``) first reaps the runs of a dead
 worker: a row still ``running`` whose lock no connection holds becomes ``failed`` with
-the error ``interrupted``, in the same statement as the read. A run's lock is its
+the error ``interrupted``, in the same statement as the read. A reaped run follows the
+rollback rule of every run that ends without an answer (``unanswered_messages``): the
+messages it stored go, so the session is as it was and its user message is never merged
+into the next run's. A run's lock is its
 session's, except for a try run (a scratch turn), which holds a lock of its own and
 never stands in a real run's way (``SCRATCH``).
 """
@@ -10,17 +13,20 @@ never stands in a real run's way (``SCRATCH``).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from hango.db.schema import runs
+from hango.db.schema import messages, runs
+from hango.errors import Interrupted
 from hango.store.base import Scoped, new_id
 from hango.store.locks import run_locked, session_locked
 from hango.store.pages import Page, page
 
-INTERRUPTED = {"code": "interrupted", "message": "the run's worker stopped before the run finished"}
+INTERRUPTED = {"code": Interrupted.code, "message": Interrupted.default_message}
 _REAPED = ("status", "error", "finished_at")
 IN_FLIGHT = ("queued", "running")
 SCRATCH = "try"  # the kind of a scratch turn: it keeps nothing of the session, and no real run waits for it
@@ -31,20 +37,51 @@ def is_dead() -> sa.ColumnElement[bool]:
     return sa.case((runs.c.kind == SCRATCH, ~run_locked(runs.c.id)), else_=~session_locked(runs.c.session_id))
 
 
-def reap_dead_runs(tenant_id: Any, *conditions: sa.ColumnElement[bool]) -> sa.CTE:
+def unanswered_messages(run_ids: Sequence[uuid.UUID] | sa.Select) -> sa.Delete:
+    """The rollback rule of a run that ends without an answer (failed, cancelled, interrupted).
+
+    A run that stored no assistant message leaves the session as it was: the messages it stored
+    (its user message, and an answer it stored for a dead run's dangling ``tool_use``) go. Every
+    run ends through this one statement: the run loop's failures and cancels, and every reaper.
+    """
+    answer = messages.alias("answer")
+    answered = sa.exists().where(answer.c.run_id == messages.c.run_id, answer.c.role == "assistant")
+    return sa.delete(messages).where(messages.c.run_id.in_(run_ids), ~answered).returning(messages.c.seq)
+
+
+@dataclass(frozen=True)
+class Reaping:
+    """What a read carries to reap dead runs: the runs it fails, and the messages their rollback drops."""
+
+    runs: sa.CTE
+    messages: sa.CTE
+
+    def carried_by(self, query: sa.Select) -> sa.Select:
+        """``query`` reaping as it reads (a data-modifying CTE runs whether the query reads it or not)."""
+        return query.add_cte(self.runs, self.messages)
+
+
+def _interrupted(update: sa.Update, name: str, *returned: sa.ColumnElement) -> Reaping:
+    """``update`` failing its runs as interrupted, and the rollback of those that stored no answer."""
+    failed = (
+        update.values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
+        .returning(runs.c.id, *returned)
+        .cte(name)
+    )
+    return Reaping(failed, unanswered_messages(sa.select(failed.c.id)).cte(f"{name}_rolled_back"))
+
+
+def reap_dead_runs(tenant_id: Any, *conditions: sa.ColumnElement[bool]) -> Reaping:
     """An UPDATE, as a CTE for a read to carry, that fails the matching runs no live worker runs.
 
     ``tenant_id`` is the tenant's id or a bound parameter standing for it. The run loop
     takes its lock before it starts a run row and finishes the row before it lets go, so a
     committed ``running`` row without a lock holder is a dead run.
     """
-    return (
-        sa.update(runs)
-        .where(runs.c.tenant_id == tenant_id, runs.c.status == "running", *conditions, is_dead())
-        .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
-        .returning(runs.c.id, *(runs.c[name] for name in _REAPED))
-        .cte("reaped")
+    dead = sa.update(runs).where(
+        runs.c.tenant_id == tenant_id, runs.c.status == "running", *conditions, is_dead()
     )
+    return _interrupted(dead, "reaped", *(runs.c[name] for name in _REAPED))
 
 
 class Runs(Scoped):
@@ -64,12 +101,13 @@ class Runs(Scoped):
 
         A statement's CTE does not see its own updates, so reaped columns come from the CTE.
         """
-        reaped = reap_dead_runs(self.tenant_id, *conditions)
+        reaping = reap_dead_runs(self.tenant_id, *conditions)
+        reaped = reaping.runs
         columns = [
             sa.func.coalesce(reaped.c[c.name], c).label(c.name) if c.name in _REAPED else c for c in runs.c
         ]
         joined = runs.outerjoin(reaped, reaped.c.id == runs.c.id)
-        return sa.select(*columns).select_from(joined).where(self.where(*conditions))
+        return reaping.carried_by(sa.select(*columns).select_from(joined).where(self.where(*conditions)))
 
     def enqueue(
         self,
@@ -141,22 +179,26 @@ class Runs(Scoped):
         )
 
     def fail_running(self, session_id: uuid.UUID, but: uuid.UUID) -> None:
-        """Close every other run of the session still ``running`` as ``failed``, ``interrupted``.
+        """Close every other run of the session still ``running`` as ``failed``, ``interrupted`` (rolled back
+        like any run that ends without an answer).
 
         The caller holds the session's lock and runs ``but``, so any other ``running`` row is dead;
         a try run holds a lock of its own and is left alone.
         """
-        self.update_rows(
-            [
+        others = sa.update(runs).where(
+            self.where(
                 runs.c.session_id == session_id,
                 runs.c.status == "running",
                 runs.c.id != but,
                 runs.c.kind != SCRATCH,
-            ],
-            status="failed",
-            error=INTERRUPTED,
-            finished_at=sa.func.now(),
+            )
         )
+        reaping = _interrupted(others, "failed")
+        self.conn.execute(reaping.carried_by(sa.select(reaping.runs.c.id)))
+
+    def roll_back_unanswered(self, run_id: uuid.UUID) -> list[int]:
+        """Apply the rollback rule to a run ending without an answer; the seqs of the messages it dropped."""
+        return list(self.conn.execute(unanswered_messages([run_id])).scalars())
 
     def by_idempotency_key(self, session_id: uuid.UUID, key: str) -> sa.Row | None:
         return self.conn.execute(
@@ -175,10 +217,8 @@ def reap_every_tenant(conn: Connection, queue: str) -> list[sa.Row]:
     reads of each tenant, which reap whatever they read).
     """
     on_queue = runs.c.job_id.in_(sa.select(_jobs.c.id).where(_jobs.c.queue_name == queue))
-    stmt = (
-        sa.update(runs)
-        .where(runs.c.status == "running", on_queue, is_dead())
-        .values(status="failed", error=INTERRUPTED, finished_at=sa.func.now())
-        .returning(runs.c.tenant_id, runs.c.id)
+    dead = sa.update(runs).where(runs.c.status == "running", on_queue, is_dead())
+    reaping = _interrupted(dead, "reaped", runs.c.tenant_id)
+    return list(
+        conn.execute(reaping.carried_by(sa.select(reaping.runs.c.tenant_id, reaping.runs.c.id))).all()
     )
-    return list(conn.execute(stmt).all())

@@ -20,7 +20,7 @@ def _get_statement() -> sa.Select:
     session_id = sa.bindparam("the_session", type_=sessions.c.id.type)
     reaped = reap_dead_runs(tenant_id, runs.c.session_id == session_id)
     wanted = sa.and_(sessions.c.tenant_id == tenant_id, sessions.c.id == session_id)
-    return sa.select(sessions).where(wanted).add_cte(reaped)
+    return reaped.carried_by(sa.select(sessions).where(wanted))
 
 
 _GET = _get_statement()

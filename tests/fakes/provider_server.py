@@ -95,6 +95,7 @@ class FakeProviderServer:
         self.counter = counter or _tokens
         self.requests: list[Received] = []
         self._steps: list[_Step] = []
+        self._script = 0  # which script (``reset`` starts the next) a request's steps come from
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler, self)
@@ -159,6 +160,7 @@ class FakeProviderServer:
         with self._lock:
             self._steps.clear()
             self.requests.clear()
+            self._script += 1
 
     def bodies(self, path: str | None = None) -> list[Any]:
         """The JSON bodies received, on ``path`` only when given."""
@@ -218,9 +220,12 @@ class FakeProviderServer:
         return self._scripted(path, body)
 
     def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange:
+        script = self._script
         step = self._take(path, frozenset({"hang", "fail", "garbage"}))
         if step is not None and step.kind == "hang":
             self._closing.wait(step.seconds)
+            if self._script != script:  # reset while it hung (an earlier test's): never take this script's
+                return _Exchange(200, render_reply(path, DEFAULT_TEXT, body, self.counter))
         elif step is not None and step.kind == "fail":
             return _failure(path, step)
         elif step is not None:

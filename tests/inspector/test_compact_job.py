@@ -127,6 +127,22 @@ def test_a_cancelled_queued_compaction_never_calls_the_summarizer(lab: Lab):
     assert compact(lab, session).status_code == 202  # the session is free again
 
 
+def test_a_compaction_cancelled_while_its_summarizer_answers_stores_nothing(lab: Lab):
+    """Issue 38 §3: the cancel is requested once the summarizer's call finished; the summary is not stored."""
+    session = lab.session(lab.agent(), long_chat())
+    lab.fake.reply(SUMMARY)
+    run_id = compact(lab, session).get_json()["id"]
+    deps = Deps(lab.engine, lab.who.client.application.config["HANGO"])
+    job = QueuedRun(uuid.UUID(lab.who.tenant_id), uuid.UUID(run_id), Caller(uuid.UUID(lab.who.user_id), None))
+
+    result = execute_run(deps, job, lambda: "model_call_finished" in step_kinds(lab, run_id))
+
+    assert (result.run.status, result.run.result) == ("cancelled", None)
+    assert len(lab.fake.bodies(MESSAGES)) == 1 and summaries(lab) == []
+    assert "compaction" not in step_kinds(lab, run_id)
+    assert lab.inspect(session)["messages"][0]["id"] != "summary"
+
+
 def test_a_failing_summarizer_leaves_the_compaction_failed_with_provider_error_and_the_session_unchanged(
     lab: Lab,
 ):

@@ -13,11 +13,13 @@ import pytest
 import sqlalchemy as sa
 
 from hango.db.schema import runs
+from hango.worker import SHUTDOWN_GRACE
 from tests.fakes.provider_server import MESSAGES
 from tests.reliability.conftest import Live, MakeTenant
 from tests.reliability.figures import record
 from tests.reliability.http import Http
 from tests.reliability.test_faults import user_session
+from tests.runtime.chat import tool_call
 from tests.support.net import wait_until
 
 pytestmark = pytest.mark.server
@@ -109,3 +111,61 @@ def test_the_runs_list_never_shows_a_dead_run_as_running_and_a_live_one_stays_ru
 
     assert [r["status"] for r in dead] == ["failed"]
     assert [r["status"] for r in alive] == ["running"]  # its worker holds the lock: not reaped
+
+
+def test_a_killed_runs_user_message_does_not_come_back_in_the_next_run(
+    fresh: Live, live_tenant: MakeTenant, engine: sa.Engine
+) -> None:
+    """Issue 38 §2: the reaper rolls an interrupted run back like a failed one; the run says so."""
+    owner = live_tenant(fresh.url).owner
+    session_id = user_session(owner, engine)
+    kill_mid_run(fresh, owner, engine, session_id)  # its user message "go" was stored before the call
+    dead_id = stored_run(engine, session_id).id
+    # The periodic reaper fails it (read from the database directly: an API read would reap it itself).
+    wait_until(lambda: stored_run(engine, session_id).status == "failed", timeout=60)
+    fresh.provider.reset()
+    fresh.provider.reply("done")
+
+    finished = owner.post_and_wait(f"/v1/sessions/{session_id}/messages", json={"content": "after kill"})
+
+    assert finished.status_code == 201, finished.body
+    [body] = fresh.provider.bodies(MESSAGES)
+    texts = [block["text"] for m in body["messages"] for block in m["content"]]
+    assert texts == ["hello", "hi", "after kill"]  # the dead run's "go" is not merged into it
+    dead = owner.get(f"/v1/runs/{dead_id}").json()
+    assert (dead["status"], dead["error"]["code"], dead["message_kept"]) == ("failed", "interrupted", False)
+    assert finished.body["run"]["message_kept"] is True
+
+
+ANSWERS = {
+    "text": ("paid for", "completed", None, ["assistant"]),
+    "tool call": (tool_call("toolu_1", "ls", {"path": "/"}), "failed", "interrupted", ["assistant", "user"]),
+}
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_a_worker_stopped_by_sigterm_stores_the_answer_arriving_instead_of_cancelling_the_run(
+    fresh: Live, live_tenant: MakeTenant, engine: sa.Engine, answer: str
+) -> None:
+    """Issue 38 §4: the answer arrives after the worker's grace is over; it is stored, never dropped.
+
+    A text answer ends the run ``completed``; one calling a tool has its tools run and stored, and the
+    run ends ``failed`` (``interrupted``) before its next model call.
+    """
+    reply, status, error, roles = ANSWERS[answer]
+    owner = live_tenant(fresh.url).owner
+    session_id = user_session(owner, engine)
+    fresh.provider.hang(SHUTDOWN_GRACE + 10, times=1, path=MESSAGES)  # answers past the grace
+    fresh.provider.reply(reply)
+    sent = owner.post(f"/v1/sessions/{session_id}/messages", json={"content": "go"})
+    assert sent.status_code == 202, sent.text
+    wait_until(lambda: len(fresh.provider.bodies(MESSAGES)) == 1, timeout=60)
+
+    codes = fresh.workers.terminate(timeout=120)
+    fresh.workers.start()
+
+    assert codes == [0]
+    run = owner.get(sent.headers["Location"]).json()
+    assert (run["status"], (run["error"] or {}).get("code")) == (status, error)
+    assert [m["role"] for m in run["messages"]] == ["user", *roles] and run["message_kept"] is True
+    assert len(fresh.provider.bodies(MESSAGES)) == 1  # no call after the shutdown

@@ -7,12 +7,15 @@ database that goes away) sit at the end.
 
 from __future__ import annotations
 
+import json
+import socket
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import sqlalchemy as sa
@@ -327,3 +330,50 @@ def test_the_longest_documented_query_value_is_answered_by_hango_not_gunicorn(li
     answer = owner.get(f"/v1/sessions/{session.json()['id']}/context", params={"full": part})
     assert answer.status_code in (404, 422), answer.text[:200]
     assert answer.headers["Content-Type"] == "application/json"
+
+
+def raw_post(url: str, path: str, headers: dict[str, bytes], body: bytes) -> tuple[int, str, Any]:
+    """POST through a plain socket (HTTP clients refuse to send control bytes); status, type, JSON body."""
+    parts = urlsplit(url)
+    lines = [f"POST {path} HTTP/1.1".encode(), f"Host: {parts.netloc}".encode()]
+    lines += [name.encode() + b": " + value for name, value in headers.items()]
+    lines += [
+        b"Content-Type: application/json",
+        f"Content-Length: {len(body)}".encode(),
+        b"Connection: close",
+    ]
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+        sock.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, content = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    fields = dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+    kind = fields.get(b"Content-Type", b"").decode()
+    return status, kind, json.loads(content) if kind == "application/json" else content
+
+
+IDEMPOTENCY_KEYS = {
+    "300 characters": (b"k" * 300, 422, "invalid_header"),  # hango's own limit
+    "not ASCII": ("clé".encode("latin-1"), 422, "invalid_header"),
+    "a control byte": (b"k\x01k", 400, "bad_request"),  # gunicorn refuses it itself
+    "16 KB": (b"k" * 16_384, 431, "header_too_large"),  # past gunicorn's limit_request_field_size
+}
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("case", IDEMPOTENCY_KEYS)
+def test_a_bad_idempotency_key_is_refused_in_json_by_hango_or_gunicorn(live, live_tenant, case: str) -> None:
+    """Issue 38 §4: every refusal of the header is the JSON envelope, whoever refuses it."""
+    owner = live_tenant(live.url).owner
+    agent = owner.post("/v1/agents", json={"name": "k", "model": "offline/echo"}).json()["id"]
+    session = owner.post("/v1/sessions", json={"agent_id": agent}).json()["id"]
+    key, status, code = IDEMPOTENCY_KEYS[case]
+    headers = {"Authorization": f"Bearer {owner.key}".encode(), "Idempotency-Key": key}
+
+    answer = raw_post(live.url, f"/v1/sessions/{session}/messages", headers, b'{"content": "hi"}')
+
+    assert answer[:2] == (status, "application/json"), answer
+    assert answer[2]["error"]["code"] == code
+    assert owner.get(f"/v1/sessions/{session}/runs").json()["items"] == []

@@ -30,8 +30,12 @@ from tests.support.queue import drain
 WAIT = 60.0
 
 
-def post(chat: Chat, text: str, **body: Any) -> Any:
-    return chat.who.post(f"/v1/sessions/{chat.session_id}/messages", json={"content": text, **body})
+def post(chat: Chat, text: str, key: str | None = None, **body: Any) -> Any:
+    """``POST .../messages`` of ``text`` (with ``key`` as its ``Idempotency-Key``)."""
+    headers = {} if key is None else {"Idempotency-Key": key}
+    return chat.who.post(
+        f"/v1/sessions/{chat.session_id}/messages", json={"content": text, **body}, headers=headers
+    )
 
 
 def run_of(chat: Chat, run_id: str) -> dict[str, Any]:
@@ -237,18 +241,31 @@ def new_session(who) -> str:
 
 def test_an_idempotency_key_queues_one_run_and_answers_it_again(open_chat: OpenChat) -> None:
     chat = open_chat("offline/echo")
-    headers = {"Idempotency-Key": "k-1"}
-    path = f"/v1/sessions/{chat.session_id}/messages"
 
-    first = chat.who.post(path, json={"content": "hello"}, headers=headers)
-    again = chat.who.post(path, json={"content": "hello"}, headers=headers)
+    first = post(chat, "hello", key="k-1")
+    again = post(chat, "hello", key="k-1")
     drain(chat.who.client.application)
-    after = chat.who.post(path, json={"content": "hello"}, headers=headers)
+    after = post(chat, "hello", key="k-1")
 
     assert [r.status_code for r in (first, again, after)] == [202, 202, 202]
     assert first.get_json()["id"] == again.get_json()["id"] == after.get_json()["id"]
     assert jobs(chat.engine) == [("hango.run", "succeeded")]
     assert [m["role"] for m in after.get_json()["messages"]] == ["user", "assistant"]
+
+
+def test_an_idempotency_key_reused_with_another_message_is_422_naming_the_key(open_chat: OpenChat) -> None:
+    """Issue 38 §4: the new text is refused out loud, never dropped for the old run."""
+    chat = open_chat("offline/echo")
+    first = post(chat, "hello", key="k-2")
+
+    other = post(chat, "something else", key="k-2")
+
+    assert first.status_code == 202
+    assert other.status_code == 422, other.get_json()
+    error = other.get_json()["error"]
+    assert error["code"] == "idempotency_key_reused" and "k-2" in error["message"]
+    assert error["details"] == {"idempotency_key": "k-2", "run_id": first.get_json()["id"]}
+    assert len(jobs(chat.engine)) == 1  # no second run
 
 
 def test_the_run_and_its_spans_join_the_trace_of_the_request_that_queued_it(

@@ -80,6 +80,14 @@ class QueueWorkers:
         self.processes = []
         return pids
 
+    def terminate(self, timeout: float) -> list[int]:
+        """SIGTERM every worker and wait up to ``timeout`` seconds for each to exit; their exit codes."""
+        for process in self.processes:
+            process.terminate()
+        codes = [process.wait(timeout=timeout) for process in self.processes]
+        self.processes = []
+        return codes
+
     def stop(self) -> None:
         for process in self.processes:
             stop(process)
