@@ -52,7 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     rows = show.add_mutually_exclusive_group()
     rows.add_argument("--all", action="store_true", help="every part (default: a long group's largest)")
-    rows.add_argument("--top", type=positive, metavar="N", help="only the N parts with the most tokens")
+    rows.add_argument("--top", type=positive, metavar="N", help="only the N sent parts with the most tokens")
     show.add_argument(
         "--sort", choices=("order", "tokens"), default="order", help="rows as sent (default) or largest first"
     )
