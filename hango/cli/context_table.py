@@ -32,6 +32,7 @@ BADGES = (
     ("left-out", "left-out=PART: not sent because PART is left out (the server says so)"),
     ("cached", "cached: in the cached prompt prefix, changing it misses the cache"),
 )
+SAVED_FOR_AGENT = "saved for the agent: {}"  # after a change of the agent's set: what its scope is
 COLOURS = {
     "heading": "1",
     "off": "2",
