@@ -121,7 +121,9 @@ def test_compact_now_disabled_until_suggest_says_why_beside_it(admin: Admin, dem
     expect(button).to_be_disabled()
     expect(why).to_be_visible()
     expect(why).to_have_text("Press Suggest first: it previews what a compaction would summarize.")
-    expect(button).to_have_attribute("title", "Press Suggest first: it previews what a compaction would summarize.")
+    expect(button).to_have_attribute(
+        "title", "Press Suggest first: it previews what a compaction would summarize."
+    )
 
     suggest(admin)
 
