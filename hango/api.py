@@ -20,7 +20,14 @@ from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
 from hango import contract
-from hango.errors import BadRequest, HangoError, ServiceUnavailable, Unprocessable, UnsupportedMedia
+from hango.errors import (
+    BadRequest,
+    HangoError,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    Unprocessable,
+    UnsupportedMedia,
+)
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +156,24 @@ _UNSTORABLE = {
 }
 
 
+def request_body() -> bytes:
+    """The body, read once; one sent chunked (no ``Content-Length``) past the limit is 413 as a declared one is.
+
+    werkzeug stops reading a streamed body at ``MAX_CONTENT_LENGTH`` and hands back its first bytes,
+    which would be judged as JSON cut short (400); one more byte on the server's stream tells the
+    two apart, so a body of exactly the limit still passes. Up to another limit's worth is read and
+    dropped first, so a client still sending reads its 413 rather than a reset connection.
+    """
+    data = request.get_data(cache=True)
+    limit = request.max_content_length
+    streamed = request.content_length is None and limit is not None and len(data) >= limit
+    rest = request.environ["wsgi.input"]
+    if streamed and rest.read(1):
+        rest.read(limit)
+        raise PayloadTooLarge(f"the request body is larger than {limit} bytes (HANGO_MAX_BODY_BYTES)")
+    return data
+
+
 def screen_input() -> None:
     """Refuse what the argument parser cannot take: a body that is not JSON, JSON that does not parse
     or nests too deep, text hango cannot store. The one place these rules live.
@@ -161,13 +186,14 @@ def screen_input() -> None:
     decodes bad UTF-8 to U+FFFD). A missing body is the view's to judge (``Blueprint.arguments``).
     """
     where, code = None, None
+    data = request_body()
     if "\x00" in request.path or any("\x00" in k + v for k, v in request.args.items(multi=True)):
         where, code = "path or query", "nul_character"
-    elif request.get_data(cache=True) and not request.is_json:
+    elif data and not request.is_json:
         raise UnsupportedMedia("the body must be JSON: send it with Content-Type: application/json")
-    elif request.is_json and request.get_data(cache=True):
+    elif request.is_json and data:
         try:
-            body = json.loads(request.get_data(cache=True))
+            body = json.loads(data)
         except RecursionError:
             raise BadRequest("the JSON body is nested too deeply", code="bad_request") from None
         except json.JSONDecodeError as exc:

@@ -29,8 +29,16 @@ from hango.cli import client
 from hango.cli.client import ApiError, Client, ClientError, UsageError
 from hango.cli.context_calls import diff_calls, list_calls, render_call, render_calls, render_diff, show_call
 from hango.cli.context_parts import StoredSet, by_route, expand, known_parts, unknown_parts, with_pairs
-from hango.cli.context_suggest import render_compaction, render_suggestions
-from hango.cli.context_table import Choice, Style, render_full, render_snapshot, render_try, terminal_width
+from hango.cli.context_suggest import NOTHING_LOOKS_DEAD, render_compaction, render_suggestions
+from hango.cli.context_table import (
+    SAVED_FOR_AGENT,
+    Choice,
+    Style,
+    render_full,
+    render_snapshot,
+    render_try,
+    terminal_width,
+)
 from hango.cli.context_turn import render_turn
 from hango.cli.progress import follow, succeeded
 
@@ -52,7 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     rows = show.add_mutually_exclusive_group()
     rows.add_argument("--all", action="store_true", help="every part (default: a long group's largest)")
-    rows.add_argument("--top", type=positive, metavar="N", help="only the N parts with the most tokens")
+    rows.add_argument("--top", type=positive, metavar="N", help="only the N sent parts with the most tokens")
     show.add_argument(
         "--sort", choices=("order", "tokens"), default="order", help="rows as sent (default) or largest first"
     )
@@ -223,8 +231,6 @@ class Routes:
             saved = self.api.request("POST", f"/v1/sessions/{session}/context/save", body=body)
         except ApiError as exc:
             raise self._refused(exc, [r for r in ("agent", "session") if r in changes]) from exc
-        if "agent" in changes:
-            print(f"saved the agent's overrides: {scope_text(saved['agent'].get('scope'))}", file=sys.stderr)
         return {route: saved[route] for route in changes}
 
     def _refused(self, exc: ApiError, routes: list[str]) -> Exception:
@@ -369,15 +375,19 @@ def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     if args.apply is None:
         return found
     items = found["suggestions"]
+    if not items:
+        raise UsageError(f"--apply {args.apply}: there are no suggestions to apply ({NOTHING_LOOKS_DEAD})")
     if not 1 <= args.apply <= len(items):
-        raise UsageError(f"--apply takes a number from the list (1-{len(items)}); it has {len(items)}")
+        numbers = "1" if len(items) == 1 else f"1 to {len(items)}"
+        raise UsageError(f"--apply takes a suggestion's number from the list: {numbers}, not {args.apply}")
     chosen = items[args.apply - 1]
     if chosen["kind"] == "would_compact":
         return {"applied": chosen, "compacted": _compact(api, args.session, None)}
     routes = Routes(api, found)
     before = routes.read(chosen["target"])
     target = chosen["target"]
-    return {"applied": chosen, "saved": routes.save({target: before.with_excluded(chosen["parts"])})[target]}
+    saved = routes.save({target: before.with_excluded(chosen["parts"])})
+    return {"applied": chosen, "saved": saved[target], "scope": _scope_of(saved)}
 
 
 def _compact(api: Client, session: str, instructions: str | None) -> Any:
@@ -396,17 +406,17 @@ EXCLUDE_SAYS = (
     ("excluded", "excluded {}"),
     ("companions", "pulled in as tool pair companions: {}"),
     ("already", "already excluded: {}"),
-    ("scope", "saved for the agent: {}"),
+    ("scope", SAVED_FOR_AGENT),
 )
 INCLUDE_SAYS = (
     ("included", "included {}"),
     ("released", "released tool pair companions: {}"),
     ("unchanged", "no override to remove: {}"),
-    ("scope", "saved for the agent: {}"),
+    ("scope", SAVED_FOR_AGENT),
 )
 REPLACE_SAYS = (
     ("replaced", "replaced {}: the next runs send the new text"),
-    ("scope", "saved for the agent: {}"),
+    ("scope", SAVED_FOR_AGENT),
 )
 
 

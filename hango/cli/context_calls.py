@@ -31,10 +31,15 @@ def money(usd: float | None) -> str:
     return f"${usd:.4f}" if usd < 10 else f"${usd:.2f}"
 
 
+def reported_input(usage: dict[str, int]) -> int:
+    """The input tokens the provider counted: read from the cache, written to it, and neither."""
+    return usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
+
+
 def row_cells(call: dict[str, Any]) -> tuple[str, ...]:
     usage = call["usage"]
     estimated = call["estimated_input_tokens"]
-    sent = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
+    sent = reported_input(usage)
     return (
         call["id"][: WIDTHS[0]],
         call["started_at"][11:19],
@@ -87,11 +92,16 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
     session it rode in), as the server summed them.
     """
     cells = row_cells(call)
+    usage, estimated = call["usage"], call["estimated_input_tokens"]
     lines = wrap(f"call {call['id']} · {cells[2]}", width)
     lines += wrap(f"{call['model']} · {call['started_at'][:19].replace('T', ' ')} · cost {cells[8]}", width)
+    # One figure a phrase and at most three phrases a line: 80 columns hold them up to millions of tokens.
+    estimate = "-" if estimated is None else f"{estimated:,}"
+    reported = f"{reported_input(usage):,} reported"
+    lines += wrap(f"input {estimate} estimated · {reported} · out {usage['output_tokens']:,}", width)
     lines += wrap(
-        f"input {cells[3]} (estimated/reported) · read {cells[4]} · write {cells[5]} · uncached {cells[6]} "
-        f"· out {cells[7]}",
+        f"cache read {usage['cache_read_tokens']:,} · cache write {usage['cache_write_tokens']:,}"
+        f" · uncached {usage['input_tokens']:,}",
         width,
     )
     lines += wrap(f"cache {call['cache']['badge']}: {call['cache']['words']}", width)
@@ -151,9 +161,12 @@ def resolve(api: Client, session: str, name: str) -> str:
         cursor = page["next_cursor"]
         if cursor is None:
             break
-    if len(found) != 1:
-        how = "no call" if not found else f"{len(found)} calls"
-        raise UsageError(f"{how} of this session starts with {name!r}: `hango context calls` lists them")
+    if not found:
+        raise UsageError(f"no call of this session starts with {name!r}: `hango context calls` lists them")
+    if len(found) > 1:
+        raise UsageError(
+            f"{len(found)} calls of this session start with {name!r}: {', '.join(found)}; give more of the id"
+        )
     return found[0]
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hango.cli.context_table import visible, wrap
+from hango.cli.context_table import SAVED_FOR_AGENT, visible, wrap
 
-NO_SUGGESTIONS = "no suggestions: nothing in the next request looks like dead weight"
+NOTHING_LOOKS_DEAD = "nothing in the next request looks like dead weight"
+NO_SUGGESTIONS = f"no suggestions: {NOTHING_LOOKS_DEAD}"
 
 
 def render_suggestions(result: dict[str, Any], width: int) -> list[str]:
@@ -38,7 +39,8 @@ def _applied(result: dict[str, Any], width: int) -> list[str]:
     added = result["saved"].get("added", [])
     said = f"excluded {', '.join(item['parts'])} on the {item['target']}: saves {item['tokens_saved']} tokens"
     pulled = f"pulled in as tool pair companions: {', '.join(added)}"
-    return wrap(said, width) + (wrap(pulled, width) if added else [])
+    scope = [line for text in result["scope"] for line in wrap(SAVED_FOR_AGENT.format(text), width)]
+    return wrap(said, width) + (wrap(pulled, width) if added else []) + scope
 
 
 def render_compaction(result: dict[str, Any], width: int) -> list[str]:

@@ -32,6 +32,7 @@ BADGES = (
     ("left-out", "left-out=PART: not sent because PART is left out (the server says so)"),
     ("cached", "cached: in the cached prompt prefix, changing it misses the cache"),
 )
+SAVED_FOR_AGENT = "saved for the agent: {}"  # after a change of the agent's set: what its scope is
 COLOURS = {
     "heading": "1",
     "off": "2",
@@ -204,7 +205,7 @@ def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[st
 
 @dataclass(frozen=True)
 class Choice:
-    """Which rows ``show`` prints: every part, the ``top`` largest overall, or a long group's largest.
+    """Which rows ``show`` prints: every part, the ``top`` largest sent overall, or a long group's largest.
 
     ``order`` is ``order`` (as sent) or ``tokens`` (largest first, within each group).
     """
@@ -225,7 +226,8 @@ class Choice:
         conversation reads in order however long it is.
         """
         if self.top is not None:
-            return {p["id"] for p in largest([p for parts in groups for p in parts], self.top)}
+            sent = [p for parts in groups for p in parts if p["included"]]
+            return {p["id"] for p in largest(sent, self.top)}
         turns = {p["id"] for parts in groups for p in parts if is_turn(p)}
         return turns | {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
 
@@ -244,15 +246,20 @@ def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
 
 
 def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[str]:
-    """``… 14 more parts, 212 tokens (--all shows every part)`` when sent rows were left out (excluded ones
-    are not "more" of the request)."""
+    """``… 14 more parts, 212 tokens, 2 excluded (--all shows every part)``: every part not printed.
+
+    The rows and this line add up to the group's count; the tokens are the sent ones' (an excluded
+    part adds nothing to the request).
+    """
     ids = {p["id"] for p in shown}
-    rest = [p for p in parts if p["id"] not in ids and p["included"]]
+    rest = [p for p in parts if p["id"] not in ids]
     if not rest:
         return []
     noun = "part" if len(rest) == 1 else "parts"
-    tokens = sum(p["tokens"] for p in rest)
-    return [f"{ELLIPSIS} {len(rest)} more {noun}, {tokens} tokens (--all shows every part)"]
+    tokens = sum(p["tokens"] for p in rest if p["included"])
+    excluded = sum(1 for p in rest if not p["included"])
+    left_out = f", {excluded} excluded" if excluded else ""
+    return [f"{ELLIPSIS} {len(rest)} more {noun}, {tokens} tokens{left_out} (--all shows every part)"]
 
 
 def render_snapshot(

@@ -12,43 +12,78 @@ document.addEventListener("alpine:init", () => {
     ["uncached", "input_tokens"],
     ["output", "output_tokens"],
   ];
-  const HEIGHT = 180;
+  const HEIGHT = 180; // the plot's height, bars to scale within it
   const MARK = 10; // room above the bars for a miss's marker
+  // Room around the plot for the axes: tick labels on the left, the axis titles left and below.
+  const LEFT = 64;
+  const BOTTOM = 34;
+  const RIGHT = 8;
 
-  function element(name, attributes) {
+  function element(name, attributes, text) {
     const node = document.createElementNS(SVG, name);
     for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+    if (text !== undefined) node.textContent = text;
     return node;
+  }
+
+  // A round step (1, 2 or 5 times a power of ten) that splits 0..tallest into about four.
+  function tickStep(tallest) {
+    const raw = tallest / 4;
+    const power = 10 ** Math.floor(Math.log10(raw));
+    return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= raw);
+  }
+
+  // The y axis in tokens (ticks from 0 to the first round figure at or above the tallest bar,
+  // with grid lines) and the x axis of calls, oldest on the left; both titled.
+  function drawAxes(svg, top, scale, plotWidth, count) {
+    const axes = element("g", { class: "axis" });
+    const step = tickStep(top);
+    for (let tokens = 0; tokens <= top; tokens += step) {
+      const y = MARK + HEIGHT - tokens * scale;
+      axes.append(element("line", { class: "grid", x1: LEFT, x2: LEFT + plotWidth, y1: y, y2: y }));
+      axes.append(element("text", { "data-testid": "axis-y-tick", x: LEFT - 6, y: y + 4, "text-anchor": "end" }, hango.number(tokens)));
+    }
+    const base = MARK + HEIGHT;
+    axes.append(element("line", { "data-testid": "axis-y", x1: LEFT, x2: LEFT, y1: MARK, y2: base }));
+    axes.append(element("line", { "data-testid": "axis-x", x1: LEFT, x2: LEFT + plotWidth, y1: base, y2: base }));
+    const middle = MARK + HEIGHT / 2;
+    axes.append(element("text", { "data-testid": "axis-y-title", x: 12, y: middle, "text-anchor": "middle", transform: `rotate(-90 12 ${middle})` }, "tokens per call"));
+    axes.append(element("text", { "data-testid": "axis-x-title", x: LEFT + plotWidth / 2, y: base + 24, "text-anchor": "middle" }, `calls, oldest to newest (${count})`));
+    svg.append(axes);
   }
 
   // One <g> per call (oldest on the left), one <rect> per non-empty segment, heights to scale.
   function drawChart(svg, calls, onPick) {
     svg.replaceChildren();
-    const width = Math.max(320, Math.min(960, calls.length * 28));
-    const slot = width / Math.max(calls.length, 1);
+    const plotWidth = Math.max(320, Math.min(960, calls.length * 28));
+    const slot = plotWidth / Math.max(calls.length, 1);
     const tallest = Math.max(1, ...calls.map((c) => SEGMENTS.reduce((sum, [, key]) => sum + c.usage[key], 0)));
-    const scale = (HEIGHT - MARK) / tallest;
-    svg.setAttribute("viewBox", `0 0 ${width} ${HEIGHT}`);
+    const step = tickStep(tallest);
+    const top = Math.ceil(tallest / step) * step;
+    const scale = HEIGHT / top;
+    const [width, height] = [LEFT + plotWidth + RIGHT, MARK + HEIGHT + BOTTOM];
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
     svg.setAttribute("width", width);
-    svg.setAttribute("height", HEIGHT);
+    svg.setAttribute("height", height);
+    drawAxes(svg, top, scale, plotWidth, calls.length);
     calls.forEach((call, index) => {
       const bar = element("g", { "data-testid": "bar", "data-call-id": call.id, class: `call-bar verdict-${call.cache.badge}` });
-      const title = element("title", {});
-      title.textContent = `${hango.when(call.started_at)} · ${call.cache.words}`;
+      const title = element("title", {}, `${hango.when(call.started_at)} · ${call.cache.words}`);
       bar.append(title);
-      let top = HEIGHT;
+      const left = LEFT + index * slot;
+      let y = MARK + HEIGHT;
       for (const [name, key] of SEGMENTS) {
         const tokens = call.usage[key];
         if (!tokens) continue;
-        const height = tokens * scale;
-        top -= height;
+        const size = tokens * scale;
+        y -= size;
         bar.append(element("rect", {
           class: `tokens ${name.replace("_", "-")}`, "data-segment": name, "data-tokens": tokens,
-          x: index * slot + slot * 0.15, y: top, width: slot * 0.7, height,
+          x: left + slot * 0.15, y, width: slot * 0.7, height: size,
         }));
       }
       if (call.cache.badge === "miss") {
-        const x = index * slot + slot / 2;
+        const x = left + slot / 2;
         bar.append(element("path", { class: "miss-mark", "data-testid": "miss", d: `M${x - 5} 0 L${x + 5} 0 L${x} ${MARK - 2} Z` }));
       }
       bar.addEventListener("click", () => onPick(call));

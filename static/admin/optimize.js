@@ -28,6 +28,12 @@ document.addEventListener("alpine:init", () => {
       }
     },
 
+    // Why Compact now is disabled, in words beside it: the preview it acts on comes with Suggest.
+    compactWhy() {
+      if (this.suggestions === null) return "Press Suggest first: it previews what a compaction would summarize.";
+      return this.preview ? "" : "Nothing new to summarize since the last compaction.";
+    },
+
     mayApply(item) {
       return item.target === "session" || this.canChangeAgent;
     },

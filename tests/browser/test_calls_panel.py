@@ -177,3 +177,59 @@ def test_screenshots_of_the_calls_tab(admin: Admin, demo: Demo, engine: sa.Engin
         assert shot.read_bytes().startswith(b"\x89PNG")
         if os.environ.get("HANGO_UPDATE_SCREENSHOTS"):
             shutil.copyfile(shot, IMAGES / shot.name)
+
+
+PHONE = {"width": 390, "height": 844}
+# Every element under ``root`` whose content is wider than its box (cut, or scrolled out of view), or
+# that reaches past the window's right edge: its tag, test id or class, and its text.
+CLIPPED = """(root) => [...root.querySelectorAll("*")].filter((el) => {
+  if (!el.getClientRects().length) return false;
+  const box = el.getBoundingClientRect();
+  return el.scrollWidth > el.clientWidth + 1 || box.right > window.innerWidth + 1;
+}).filter((el) => !(el instanceof SVGElement)).map((el) => `${el.tagName} ${el.dataset.testid || el.className}: ${el.textContent.trim().slice(0, 40)}`)"""
+
+
+def compare_oldest_and_newest(admin: Admin, demo: Demo, api: Api) -> None:
+    calls = api.get(f"/v1/sessions/{demo.session_id}/calls", limit=1000)["items"]
+    page = admin.page
+    page.locator(f'tr[data-call-id="{calls[-1]["id"]}"] input[name=compare-a]').check()
+    page.locator(f'tr[data-call-id="{calls[0]["id"]}"] input[name=compare-b]').check()
+    page.get_by_test_id("compare").click()
+    expect(page.get_by_test_id("parts-left").locator("tr[data-part]").first).to_be_visible()
+
+
+def test_compare_at_1280_px_cuts_no_column_of_a_or_b(admin: Admin, demo: Demo, api: Api):
+    open_calls(admin, demo)
+    compare_oldest_and_newest(admin, demo, api)
+
+    comparison = admin.page.get_by_test_id("comparison")
+    for side in ("parts-left", "parts-right"):
+        heads = comparison.get_by_test_id(side).locator("th").all_inner_texts()
+        assert heads == ["", "Part", "Tokens", "Cost", "So far", "Preview"]
+    assert comparison.evaluate(CLIPPED) == []
+
+
+def test_the_calls_table_at_phone_width_is_not_cut(admin: Admin, demo: Demo, api: Api):
+    admin.page.set_viewport_size(PHONE)
+    open_calls(admin, demo)
+
+    calls = admin.page.get_by_role("region", name="Calls")
+    expect(calls.get_by_test_id("verdict-words").first).to_be_visible()
+    assert calls.evaluate(CLIPPED) == []
+    compare_oldest_and_newest(admin, demo, api)
+    assert admin.page.get_by_test_id("comparison").evaluate(CLIPPED) == []
+
+
+def test_the_chart_has_axes_with_labels_and_units(admin: Admin, demo: Demo, api: Api):
+    calls = api.get(f"/v1/sessions/{demo.session_id}/calls", limit=1000)["items"]
+    tallest = max(sum(c["usage"][key] for key in SEGMENTS.values()) for c in calls)
+
+    open_calls(admin, demo)
+
+    chart = admin.page.get_by_test_id("chart")
+    expect(chart.get_by_test_id("axis-y-title")).to_have_text("tokens per call")
+    expect(chart.get_by_test_id("axis-x-title")).to_have_text(f"calls, oldest to newest ({len(calls)})")
+    ticks = [int(t.replace(",", "")) for t in chart.get_by_test_id("axis-y-tick").all_text_contents()]
+    assert ticks[0] == 0 and ticks == sorted(ticks) and len(ticks) >= 3
+    assert ticks[-1] >= tallest > ticks[-2]  # the scale covers the tallest bar, no more than one step over
+    assert chart.locator("line[data-testid=axis-x], line[data-testid=axis-y]").count() == 2

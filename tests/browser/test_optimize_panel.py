@@ -111,3 +111,21 @@ def test_opening_the_panel_asks_for_no_suggestions_until_suggest_is_pressed(admi
 
     assert len(asked) == 1
     expect(admin.page.get_by_test_id("compact-now")).to_be_enabled()
+
+
+def test_compact_now_disabled_until_suggest_says_why_beside_it(admin: Admin, demo: Demo):
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    button, why = admin.page.get_by_test_id("compact-now"), admin.page.get_by_test_id("compact-why")
+
+    expect(button).to_be_disabled()
+    expect(why).to_be_visible()
+    expect(why).to_have_text("Press Suggest first: it previews what a compaction would summarize.")
+    expect(button).to_have_attribute(
+        "title", "Press Suggest first: it previews what a compaction would summarize."
+    )
+
+    suggest(admin)
+
+    expect(button).to_be_enabled()
+    expect(why).to_be_hidden()

@@ -148,3 +148,24 @@ def test_screenshots(admin: Admin, demo: Demo, tmp_path: Path):
         assert shot.read_bytes().startswith(b"\x89PNG")
         if os.environ.get("HANGO_UPDATE_SCREENSHOTS"):
             shutil.copyfile(shot, IMAGES / shot.name)
+
+
+def test_on_a_phone_the_save_bar_stays_in_view_while_toggling_rows(admin: Admin, demo: Demo):
+    page = admin.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    save = page.get_by_role("button", name="Save", exact=True)
+
+    admin.box("message:21").uncheck()  # far down the rows: the page scrolls to it
+    admin.box("message:17").uncheck()
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+
+    expect(save).to_be_enabled()
+    box = save.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+    on_top = "(el) => { const r = el.getBoundingClientRect();"
+    on_top += " return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === el; }"
+    assert save.evaluate(on_top)  # not under the rows or a drawer
+    admin.save()
+    assert not admin.box("message:21").is_checked()

@@ -7,6 +7,7 @@ After an intended change to the layout, regenerate the golden files and review t
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -138,3 +139,56 @@ def test_call_prints_each_parts_cost_on_the_call_and_its_total_so_far_as_the_ser
     assert header.split() == ["part", "tokens", "this", "call", "so", "far"]
     assert agent.split()[:4] == ["system:agent", "10", "$0.00003", "$0.00012"]
     assert message.split()[:5] == ["+", "message:1", "2", "-", "-"]
+
+
+def test_the_call_header_does_not_wrap_at_80_columns_with_millions_of_tokens():
+    usage = {
+        "input_tokens": 1_234_567,
+        "cache_read_tokens": 7_654_321,
+        "cache_write_tokens": 1_000_000,
+        "output_tokens": 128_000,
+    }
+    call = {
+        "id": "0" * 8 + "-0000-4000-8000-" + "0" * 12,
+        "purpose": "context_try",
+        "model": "anthropic/claude-sonnet-4-6",
+        "started_at": "2026-12-01T12:00:00+00:00",
+        "usage": usage,
+        "estimated_input_tokens": 9_999_999,
+        "cost": {"usd": 12.34},
+        "cache": {"badge": "hit", "words": "hit: read the cached prefix"},
+        "removed_since_previous": [],
+        "parts": [],
+    }
+
+    lines = render_call(call, 80)
+
+    assert lines[:5] == [
+        "call 00000000-0000-4000-8000-000000000000 · try",
+        "anthropic/claude-sonnet-4-6 · 2026-12-01 12:00:00 · cost $12.34",
+        "input 9,999,999 estimated · 9,888,888 reported · out 128,000",
+        "cache read 7,654,321 · cache write 1,000,000 · uncached 1,234,567",
+        "cache hit: hit: read the cached prefix",
+    ]
+    assert lines[5].split() == ["part", "tokens", "this", "call", "so", "far"]
+
+
+def shared_start(a: str, b: str) -> str:
+    """The characters ``a`` and ``b`` start with alike."""
+    same = [x for x, y in itertools.takewhile(lambda pair: pair[0] == pair[1], zip(a, b, strict=False))]
+    return "".join(same)
+
+
+def test_an_ambiguous_call_prefix_lists_the_candidates(hango, demo_session):
+    session = demo_session["session_id"]
+    ids = sorted(c["id"] for c in calls_of(hango, session))
+    # the longest start two calls share (neighbours once sorted), then every call that has it
+    start = max((shared_start(a, b) for a, b in itertools.pairwise(ids)), key=len)
+    candidates = [i for i in ids if i.startswith(start)]
+    assert start and len(candidates) > 1
+
+    result = hango("context", "call", "--session", session, start)
+
+    assert result.code == 2 and result.out == ""
+    assert f"{len(candidates)} calls of this session start with {start!r}: " in result.err
+    assert all(call_id in result.err for call_id in candidates)

@@ -107,7 +107,6 @@ def test_including_the_companion_releases_the_part_that_pulled_it_in(hango, demo
         "no override to remove: message:21",
         "saved for the agent: applies to 1 session of Demo agent",
     ]
-    assert "saved the agent's overrides: applies to 1 session of Demo agent" in result.err
     snapshot = inspect_json(hango, session)
     excluded = [
         p["id"] for group in ("system", "tools", "messages") for p in snapshot[group] if not p["included"]
@@ -313,3 +312,14 @@ def test_cli_lists_parts_in_part_order(hango, demo_session):
 
     assert result.code == 0
     assert result.out.splitlines()[0] == "excluded message:4, message:10, message:20"
+
+
+def test_exclude_tool_ls_prints_the_scope_once(hango, demo_session):
+    result = hango("context", "exclude", "--session", demo_session["session_id"], "tool:ls")
+
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "excluded tool:ls",
+        "saved for the agent: applies to 1 session of Demo agent",
+    ]
+    assert "applies to" not in result.err

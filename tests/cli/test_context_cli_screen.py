@@ -61,11 +61,12 @@ def test_long_groups_show_their_largest_parts_and_every_user_turn_and_count_the_
     turns = {p["id"] for p in snapshot["messages"] if p["role"] == "user" and "text" in p["label"]}
     assert set(shown) == largest | turns
     assert shown == [p["id"] for p in snapshot["messages"] if p["id"] in shown]  # still in order
-    rest = [p for p in snapshot["messages"] if p["id"] not in shown and p["included"]]
+    rest = [p for p in snapshot["messages"] if p["id"] not in shown]
+    tokens = sum(p["tokens"] for p in rest if p["included"])
+    excluded = sum(1 for p in rest if not p["included"])
     out = hango("context", "show", "--session", session).out
-    assert (
-        f"… {len(rest)} more parts, {sum(p['tokens'] for p in rest)} tokens (--all shows every part)" in out
-    )
+    left_out = f", {excluded} excluded" if excluded else ""
+    assert f"… {len(rest)} more parts, {tokens} tokens{left_out} (--all shows every part)" in out
     every = table(hango("context", "show", "--session", session, "--all").out)
     assert len(every["MESSAGES"]) - 1 == 22 and "more parts" not in out.split("TOOLS")[0]
 
@@ -90,7 +91,8 @@ def test_show_sort_tokens_top_n_prints_the_n_largest_parts_largest_first(hango, 
     result = hango("context", "show", "--session", session, "--sort", "tokens", "--top", "5")
     groups = table(result.out)
     rows = [r for title in ("SYSTEM", "TOOLS", "MESSAGES") for r in groups[title][1:]]
-    assert sorted(int(r["tokens"]) for r in rows) == sorted(p["tokens"] for p in parts)[-5:]
+    sent = [p["tokens"] for p in parts if p["included"]]
+    assert sorted(int(r["tokens"]) for r in rows) == sorted(sent)[-5:]
     for title in groups:
         tokens = [int(r["tokens"]) for r in groups[title][1:]]
         assert tokens == sorted(tokens, reverse=True)

@@ -54,8 +54,25 @@ def test_suggest_apply_puts_the_parts_with_if_match_and_the_savings_show(hango, 
 
 
 def test_suggest_apply_out_of_range_is_a_usage_error(hango, demo_session):
+    count = len(suggested(hango, demo_session["session_id"])["suggestions"])
     result = hango("context", "suggest", "--session", demo_session["session_id"], "--apply", "99")
-    assert result.code == 2 and "--apply takes a number from the list" in result.err
+    numbers = "1" if count == 1 else f"1 to {count}"
+    assert result.code == 2
+    assert f"--apply takes a suggestion's number from the list: {numbers}, not 99" in result.err
+
+
+def test_suggest_apply_5_with_no_suggestions_says_there_are_none_to_apply(hango, demo_session):
+    created = hango("sessions", "create", "--agent", demo_session["agent_id"], "--json")
+    session = json.loads(created.out)["id"]
+    assert suggested(hango, session)["suggestions"] == []
+
+    result = hango("context", "suggest", "--session", session, "--apply", "5")
+
+    assert result.code == 2
+    assert "--apply 5: there are no suggestions to apply (nothing in the next request looks like dead" in (
+        result.err
+    )
+    assert "(1-0)" not in result.err and "it has 0" not in result.err
 
 
 def test_compact_prints_what_it_summarized_and_the_history_stays(hango, demo_session):

@@ -131,14 +131,25 @@ def _shown_ids(lines: list[str]) -> list[str]:
     return [r for r in rows if r.startswith("message:")]
 
 
-def test_show_top_5_counts_excluded_parts_in_20_more_parts_no_more():
-    messages = [_message(n, "user" if n % 2 else "assistant", 10 + n, included=n > 10) for n in range(1, 31)]
+def test_show_sort_tokens_top_5_rows_and_more_agree_with_each_groups_count_and_show_sent_parts():
+    messages = [_message(n, "user" if n % 2 else "assistant", 100 - n, included=n > 10) for n in range(1, 31)]
     snapshot = {**SNAPSHOT, "messages": messages}
 
-    lines = render_snapshot(snapshot, 100, Style(colour=False), Choice(top=5))
+    lines = render_snapshot(snapshot, 100, Style(colour=False), Choice(top=5, order="tokens"))
 
-    sent_rest = [m for m in messages[:-5] if m["included"]]
-    assert f"… {len(sent_rest)} more parts, {sum(m['tokens'] for m in sent_rest)} tokens" in "\n".join(lines)
+    shown = _shown_ids(lines)
+    assert shown == [f"message:{n}" for n in range(11, 16)]  # the largest sent ones, not excluded 1-10
+    sent_rest = [m for m in messages if m["included"] and m["id"] not in shown]
+    more = (
+        f"… 25 more parts, {sum(m['tokens'] for m in sent_rest)} tokens, 10 excluded (--all shows every part)"
+    )
+    assert more in lines and "MESSAGES  30 parts" in "\n".join(lines)
+    for heading, count in ((line, int(line.split()[1])) for line in lines if line.endswith("of the window")):
+        block = lines[lines.index(heading) + 1 :]
+        block = block[: block.index("")] if "" in block else block
+        rows = sum(1 for line in block if line.startswith(("[x]", "[ ]")))
+        rest = [int(line.split()[1]) for line in block if line.startswith("…")]
+        assert rows + sum(rest) == count, heading
 
 
 def test_show_by_default_shows_the_shape_of_the_conversation_every_user_turn_at_least():

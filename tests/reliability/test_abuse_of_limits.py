@@ -1,4 +1,5 @@
-"""Abuse of the limits on a live 2-worker gunicorn: many keys of one member, and failed authentication.
+"""Abuse of the limits on a live 2-worker gunicorn: many keys of one member, failed authentication, and
+a body past the size limit sent chunked.
 
 Both budgets are counted per minute window in PostgreSQL. Where a burst could
 straddle a minute boundary, the expected answers are computed from the stored
@@ -7,15 +8,17 @@ windows (each window admits its limit), so the assertions are exact either way.
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 import sqlalchemy as sa
 
+from hango.config import load_config
 from hango.db.schema import auth_failures, rate_limit_windows
 from tests.reliability.conftest import AUTH_FAILURE_LIMIT, Live, MakeTenant, Proxied
 from tests.reliability.figures import record
@@ -196,3 +199,28 @@ def test_x_forwarded_for_is_believed_only_from_the_trusted_proxy(
     assert set(through_nginx) == set(direct_untrusted) == {401}
     # nginx replaces the header with the peer it saw; a server trusting no proxy ignores it.
     assert {s for s in failure_subjects(engine) if s.startswith("client:")} == {"client:127.0.0.1"}
+
+
+def chunked(body: bytes, piece: int = 64 * 1024) -> Iterator[bytes]:
+    """``body`` as a generator: ``requests`` sends it ``Transfer-Encoding: chunked``, no ``Content-Length``."""
+    for start in range(0, len(body), piece):
+        yield body[start : start + piece]
+
+
+def test_a_3_mb_body_sent_chunked_gets_413_payload_too_large_not_400(
+    live: Live, live_tenant: MakeTenant
+) -> None:
+    owner = live_tenant(live.url).owner
+    limit = load_config(env={}).max_body_bytes
+    big = json.dumps({"name": "x", "model": "offline/echo", "system_prompt": "x" * 3 * 1024 * 1024}).encode()
+    small = json.dumps({"name": "chunked", "model": "offline/echo", "system_prompt": "You help."}).encode()
+    headers = {"Content-Type": "application/json", "Connection": "close"}
+
+    refused = owner.post("/v1/agents", data=chunked(big), headers=headers)
+    taken = owner.post("/v1/agents", data=chunked(small), headers=headers)
+
+    assert len(big) > limit and refused.request.headers.get("Transfer-Encoding") == "chunked"
+    assert "Content-Length" not in refused.request.headers
+    assert (refused.status_code, refused.json()["error"]["code"]) == (413, "payload_too_large"), refused.text
+    assert str(limit) in refused.json()["error"]["message"]
+    assert taken.status_code == 201, taken.text  # a chunked body under the limit is read whole
