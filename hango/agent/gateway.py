@@ -16,7 +16,7 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import Lineage, SentCall, sent_call
 from hango.agent.ledger.verdict import Verdict, judge, provider_units, rules_for
-from hango.agent.parts import SUMMARY, message_seq
+from hango.agent.parts import SUMMARY, is_scratch
 from hango.agent.state import RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
@@ -237,14 +237,11 @@ class Gateway:
         return [(part, cost) for part, cost in costs if not self._scratch_only(part)]
 
     def _scratch_only(self, part: str) -> bool:
-        """A part only a scratch turn holds: a message it added (a later stored message takes its seq) or
-        the summary it made. Its cost is no session part's cost so far."""
-        if not self.state.scratch:
-            return False
-        seq = message_seq(part)
-        if seq is not None:
-            return seq > self.state.stored_seq
-        return part == SUMMARY and self.state.compacted is not None
+        """A part only a try holds: a message it added (a scratch part) or the summary a scratch turn made.
+        Its cost is no session part's cost so far."""
+        return is_scratch(part) or (
+            bool(self.state.scratch) and part == SUMMARY and self.state.compacted is not None
+        )
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn), with the

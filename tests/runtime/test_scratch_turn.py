@@ -447,3 +447,29 @@ def test_a_try_run_is_alive_while_its_own_lock_is_held_and_reaped_once_nobody_ho
         worker.commit()
     run = run_of(chat, str(run_id))
     assert (run["status"], run["error"]["code"]) == ("failed", "interrupted")
+
+
+def test_a_trys_scratch_messages_do_not_share_ids_with_real_ones(
+    open_chat: OpenChat, fake: FakeProviderServer
+) -> None:
+    chat = open_chat("anthropic/claude-test")
+    seed_history(chat, turns=2, words=3)
+    fake.reply(tool_call("toolu_1", "write_file", {"path": "/n.md", "content": "x"}), "Done.")
+    tried = ended(chat, try_turn(chat, message="Write a note."))["result"]["calls"][-1]["id"]
+    fake.reply(tool_call("toolu_2", "write_file", {"path": "/n.md", "content": "x"}), "Done.")
+
+    assert chat.say("Write a note.").status_code == 201
+
+    assert [m["seq"] for m in chat.messages()] == list(range(1, 9))  # no gap the try made
+    calls = chat.who.get(f"/v1/sessions/{chat.session_id}/calls").get_json()["items"]
+    real = next(c["id"] for c in calls if c["purpose"] == "run")
+    sent = chat.who.get(f"/v1/sessions/{chat.session_id}/calls/{tried}").get_json()["parts"]
+    scratch = [p["id"] for p in sent if p["kind"] == "scratch"]
+    assert [p.rpartition(":")[2] for p in scratch] == ["5", "6", "7"]  # the turn, the tool call, its result
+    assert len({p.rpartition(":")[0] for p in scratch}) == 1  # one try's id
+    diff = chat.who.get(
+        f"/v1/sessions/{chat.session_id}/context/diff", query_string={"from": tried, "to": real}
+    ).get_json()
+    assert diff["changed"] == []
+    assert diff["removed"] == scratch
+    assert diff["added"] == ["message:5", "message:6", "message:7"]
