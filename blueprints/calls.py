@@ -14,6 +14,7 @@ from blueprints.common import error_response, page_of, paged
 from blueprints.context import session_assembly
 from blueprints.context_schemas import CostSchema
 from hango import tenancy
+from hango.agent.ledger.causes import facts_of
 from hango.agent.ledger.record import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
@@ -271,11 +272,10 @@ class ContextDiff(MethodView):
         if earlier is None:
             raise NotFound("no such call in this session")
         assembly = session_assembly()
-        if args["to"] == "next":
-            later = sent_call(assembly.captured)
-        else:
-            later = ledger_call(store, session_id, uuid.UUID(args["to"]))
+        later_id = None if args["to"] == "next" else uuid.UUID(args["to"])
+        later = sent_call(assembly.captured) if later_id is None else ledger_call(store, session_id, later_id)
         if later is None:
             raise NotFound("no such call in this session")
-        body = diff(earlier, later, assembly.state.overrides)
+        facts = facts_of(store.changes.between(session_id, assembly.state.agent.id, earlier_id, later_id))
+        body = diff(earlier, later, facts)
         return {"from": str(earlier_id), "to": args["to"], **body}

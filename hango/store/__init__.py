@@ -12,6 +12,7 @@ from hango.db import schema
 from hango.store.agents import Agents
 from hango.store.api_keys import ApiKeys
 from hango.store.audit import Audit
+from hango.store.changes import Changes
 from hango.store.context_overrides import ContextOverrides
 from hango.store.members import Members
 from hango.store.memory_files import MemoryFiles
@@ -42,6 +43,7 @@ class TenantStore:
         self.agents = Agents(conn, tenant_id)
         self.api_keys = ApiKeys(conn, tenant_id)
         self.audit = Audit(conn, tenant_id)
+        self.changes = Changes(conn, tenant_id)
         self.context_overrides = ContextOverrides(conn, tenant_id)
         self.members = Members(conn, tenant_id)
         self.memory_files = MemoryFiles(conn, tenant_id)
