@@ -309,6 +309,8 @@ class ContextDiff(MethodView):
         later = sent_call(assembly.captured) if later_id is None else ledger_call(store, session_id, later_id)
         if later is None:
             raise NotFound("no such call in this session")
-        facts = facts_of(store.changes.between(session_id, assembly.state.agent.id, earlier_id, later_id))
+        facts = facts_of(
+            store.recorded_changes.between(session_id, assembly.state.agent.id, earlier_id, later_id)
+        )
         body = diff(earlier, later, facts)
         return {"from_": str(earlier_id), "to": args["to"], **body}

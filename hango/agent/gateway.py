@@ -191,7 +191,7 @@ class Gateway:
         if self.lineage.base_id is None or state.session_id is None:
             return Facts(tried=trying)
         with self.deps.engine.connect() as conn:
-            found = TenantStore(conn, state.tenant_id).changes.between(
+            found = TenantStore(conn, state.tenant_id).recorded_changes.between(
                 state.session_id, state.agent.id, self.lineage.base_id, None
             )
         return facts_of(found, later_try=trying)

@@ -77,6 +77,8 @@ def next_cache(
     ahead = outlook(lineage.previous, now=now, rules=rules, model=bare, calibrated=ratio)
 
     def facts() -> Facts:
-        return facts_of(store.changes.between(state.session_id, state.agent.id, lineage.base_id, None))
+        return facts_of(
+            store.recorded_changes.between(state.session_id, state.agent.id, lineage.base_id, None)
+        )
 
     return NextCache(lineage.previous, ahead, rules, bare, now, ratio, facts)

@@ -22,7 +22,7 @@ RULES = CacheRules(ttl_seconds=300, minimum_tokens=100)
 
 
 class Row(NamedTuple):
-    """A row of ``hango.store.changes``: one recorded change."""
+    """A row of ``hango.store.recorded_changes``: one recorded change."""
 
     what: str
     detail: dict

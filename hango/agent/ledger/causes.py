@@ -2,7 +2,7 @@
 
 Two calls are compared by their ledger parts (id and content hash). The first
 part where they differ breaks the provider's cached prefix from there on. Its
-**cause** is what was recorded between the two calls (``hango.store.changes``:
+**cause** is what was recorded between the two calls (``hango.store.recorded_changes``:
 audit rows, stored summaries, memory file writes, runs that ended, their steps,
 and the two calls' own ledger rows), never a guess from the part's kind:
 
@@ -97,7 +97,7 @@ NOTHING = Facts()
 
 
 def facts_of(rows: Iterable[Any], later_try: bool = False) -> Facts:
-    """The facts in ``hango.store.changes`` rows (``at, what, detail, seq``), oldest first; ``later_try``:
+    """The facts in ``hango.store.recorded_changes`` rows (``at, what, detail, seq``), oldest first; ``later_try``:
     the later call, not in the ledger yet, is a try."""
     changes, tried = [], later_try
     for row in rows:

@@ -68,7 +68,7 @@ ORDER BY at
 ).bindparams(sa.bindparam("kept", expanding=True))
 
 
-class Changes(Scoped):
+class RecordedChanges(Scoped):
     """Reads several tables, each filtered by the tenant (``where``/``select`` are not for it)."""
 
     def between(
