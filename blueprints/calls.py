@@ -14,6 +14,7 @@ from blueprints.common import error_response, page_of, paged
 from blueprints.context import session_assembly
 from blueprints.context_schemas import CostSchema
 from hango import tenancy
+from hango.agent.ledger.causes import CAUSES, facts_of
 from hango.agent.ledger.record import sent_call
 from hango.api import Blueprint
 from hango.errors import NotFound
@@ -50,7 +51,13 @@ class CallCacheSchema(Schema):
             "description": "the first changed part (beyond_lookback: where the unreachable cached prefix ended)"
         },
     )
-    miss_cause = fields.String(allow_none=True, metadata={"description": "why that part changed"})
+    miss_cause = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "why that part changed, from what was recorded since the previous call",
+            "enum": [*CAUSES, None],
+        },
+    )
     badge = fields.String(metadata={"description": "hit, miss, first (nothing cached yet) or none"})
     words = fields.String(metadata={"description": "the verdict and its cause in plain words"})
 
@@ -80,8 +87,10 @@ class PricedCallsSchema(Schema):
 
 
 class CallPartSchema(Schema):
-    id = fields.String()
-    kind = fields.String()
+    id = fields.String(
+        metadata={"description": "a part id, or `scratch:<try>:<seq>` for a message only a try sent"}
+    )
+    kind = fields.String(metadata={"enum": ["system", "tool", "message", "summary", "transcript", "scratch"]})
     label = fields.String()
     tokens = fields.Integer()
     preview = fields.String(allow_none=True, metadata={"description": "null when changed_since_call"})
@@ -150,6 +159,31 @@ class DiffArgsSchema(Schema):
         load_default="next",
         validate=_call_or("next"),
         metadata={"description": "a call id or `next`", "pattern": _call_or_pattern("next")},
+    )
+
+
+class FirstDifferenceSchema(Schema):
+    part = fields.String(metadata={"description": "the first part where the calls differ"})
+    cause = fields.String(
+        metadata={"description": "what was recorded between the calls that changed it", "enum": list(CAUSES)}
+    )
+    words = fields.String(metadata={"description": "the cause and the part in plain words"})
+
+
+class CommonPrefixSchema(Schema):
+    parts = fields.Integer()
+    tokens = fields.Integer()
+
+
+class DiffSchema(Schema):
+    from_ = fields.String(data_key="from", metadata={"description": "the earlier call's id"})
+    to = fields.String(metadata={"description": "the later call's id, or `next`"})
+    added = fields.List(fields.String(), metadata={"description": "parts only the later call sends"})
+    removed = fields.List(fields.String(), metadata={"description": "parts only the earlier call sent"})
+    changed = fields.List(fields.String(), metadata={"description": "parts both sent, with other content"})
+    common_prefix = fields.Nested(CommonPrefixSchema)
+    first_difference = fields.Nested(
+        FirstDifferenceSchema, allow_none=True, metadata={"description": "null when both send the same parts"}
     )
 
 
@@ -258,7 +292,7 @@ class CallItem(MethodView):
 @blp.route("/context/diff")
 class ContextDiff(MethodView):
     @blp.arguments(DiffArgsSchema, location="query")
-    @blp.response(200)
+    @blp.response(200, DiffSchema)
     @error_response(blp, 404, NOT_FOUND + " `from=last` on a session with no run or try call.")
     @error_response(blp, 422, "`invalid`: `from` or `to` is neither a call id nor its keyword.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
@@ -271,11 +305,12 @@ class ContextDiff(MethodView):
         if earlier is None:
             raise NotFound("no such call in this session")
         assembly = session_assembly()
-        if args["to"] == "next":
-            later = sent_call(assembly.captured)
-        else:
-            later = ledger_call(store, session_id, uuid.UUID(args["to"]))
+        later_id = None if args["to"] == "next" else uuid.UUID(args["to"])
+        later = sent_call(assembly.captured) if later_id is None else ledger_call(store, session_id, later_id)
         if later is None:
             raise NotFound("no such call in this session")
-        body = diff(earlier, later, assembly.state.overrides)
-        return {"from": str(earlier_id), "to": args["to"], **body}
+        facts = facts_of(
+            store.recorded_changes.between(session_id, assembly.state.agent.id, earlier_id, later_id)
+        )
+        body = diff(earlier, later, facts)
+        return {"from_": str(earlier_id), "to": args["to"], **body}

@@ -131,7 +131,13 @@ def put_set(
     closed, added = closed_for_put(screened, target.kind, [o.part for o in stored if o.action == "exclude"])
     rows = [StoredOverride(o.part, o.action, o.replacement, o.paired_from) for o in closed]
     store.context_overrides.replace(target, rows, tenancy.principal().user_id)
-    detail = {"parts": [{"part": o.part, "action": o.action} for o in closed], "added": added}
+    kept = {o.part for o in closed}
+    detail = {
+        "parts": [{"part": o.part, "action": o.action} for o in closed],
+        "added": added,
+        # what the save took off: a diff's cause for a part that is back (``hango.agent.ledger.causes``)
+        "cleared": [{"part": o.part, "action": o.action} for o in stored if o.part not in kept],
+    }
     tenancy.audit("context.override", target.kind, target.id, detail)
     active = telemetry.meter().create_gauge(names.METRIC_CONTEXT_OVERRIDES_ACTIVE)
     active.set(store.context_overrides.count_active(), {names.TENANT_ID: str(store.tenant_id)})

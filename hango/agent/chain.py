@@ -15,7 +15,7 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block
 from hango.agent.middleware.base import Middleware, ModelHandler, ToolHandler
 from hango.agent.overrides import apply_system
-from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, system_part
+from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, system_part
 from hango.agent.state import RunState, ToolCall
 from hango.agent.tools.base import Tool
 from hango.messages import Block, Message, Response, TextBlock, ToolResultBlock
@@ -98,7 +98,7 @@ class Chain:
 def history_messages(state: RunState) -> list[SourcedMessage]:
     """The summary part (when there is one) and every stored message after it."""
     through = state.summary.through_seq if state.summary else 0
-    messages = [SourcedMessage(message_part(m.seq), m.message) for m in state.history if m.seq > through]
+    messages = [SourcedMessage(m.part, m.message) for m in state.history if m.seq > through]
     if state.summary:
         messages.insert(0, summary_message(state.summary.text))
     return messages

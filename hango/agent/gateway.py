@@ -14,10 +14,11 @@ from hango.agent import chat_span
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
+from hango.agent.ledger.causes import Facts, facts_of
 from hango.agent.ledger.record import Lineage, SentCall, sent_call
 from hango.agent.ledger.verdict import Verdict, judge, provider_units, rules_for
-from hango.agent.parts import SUMMARY, message_seq
-from hango.agent.state import RunState
+from hango.agent.parts import SUMMARY, is_scratch
+from hango.agent.state import SCRATCH_PURPOSE, RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
 from hango.providers import split_model
@@ -180,10 +181,21 @@ class Gateway:
             started_at=started,
             rules=rules_for(provider, self.deps.config.cache_rules),
             model=bare,
-            overrides=self.state.overrides,
+            facts=self._facts,
             reported=response.usage.cache_read_tokens,
             calibrated=self.lineage.calibrated,
         )
+
+    def _facts(self) -> Facts:
+        """What was recorded since the lineage's previous call (one query, on a connection of its own)."""
+        state, trying = self.state, self.state.billed_purpose == SCRATCH_PURPOSE
+        if self.lineage.base_id is None or state.session_id is None:
+            return Facts(tried=trying)
+        with self.deps.engine.connect() as conn:
+            found = TenantStore(conn, state.tenant_id).recorded_changes.between(
+                state.session_id, state.agent.id, self.lineage.base_id, None
+            )
+        return facts_of(found, later_try=trying)
 
     def _usage(self, provider: str, bare: str, response: Response, estimated: int) -> dict[str, Any]:
         """The call's ``usage_records`` row."""
@@ -238,14 +250,11 @@ class Gateway:
         return [(part, cost) for part, cost in costs if not self._scratch_only(part)]
 
     def _scratch_only(self, part: str) -> bool:
-        """A part only a scratch turn holds: a message it added (a later stored message takes its seq) or
-        the summary it made. Its cost is no session part's cost so far."""
-        if not self.state.scratch:
-            return False
-        seq = message_seq(part)
-        if seq is not None:
-            return seq > self.state.stored_seq
-        return part == SUMMARY and self.state.compacted is not None
+        """A part only a try holds: a message it added (a scratch part) or the summary a scratch turn made.
+        Its cost is no session part's cost so far."""
+        return is_scratch(part) or (
+            bool(self.state.scratch) and part == SUMMARY and self.state.compacted is not None
+        )
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn), with the

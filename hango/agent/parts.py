@@ -3,12 +3,18 @@
 - ``system:<contributor>`` for a contributor's block (``system:agent``,
   ``system:filesystem``, ``system:memory:/memories/AGENTS.md`` …);
 - ``tool:<name>`` for one tool definition;
-- ``message:<seq>`` for one stored message, ``summary`` for the compaction summary.
+- ``message:<seq>`` for one stored message, ``summary`` for the compaction summary;
+- ``scratch:<try>:<seq>`` for a message only a try sent (its new turn, a whole-turn try's answers and
+  tool results): ``<try>`` is 8 hex digits drawn once per try, ``<seq>`` the place the message takes
+  after the history. No stored message ever has such an id, and a try takes no seq from the session,
+  so ``message:<seq>`` names one stored message forever and the history keeps no gap a try made.
+  Scratch ids are ledger parts only: no override names one (``kind_of`` refuses them).
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -20,6 +26,7 @@ from hango.messages import Block, Message
 PartID = str
 
 SUMMARY = "summary"
+SCRATCH = "scratch"
 # The summarizer's one message: a transcript of the messages it folds (a ledger part, never overridden).
 TRANSCRIPT = "transcript"
 PREVIEW_CHARS = 200
@@ -28,7 +35,7 @@ _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
 _GRAPHEMES = regex.compile(r"\X")
 MAX_PART_CHARS = len("system:memory:/memories/") + 490
-_KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3}
+_KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3, SCRATCH: 4}
 # The order system blocks are sent in (memory files by path within "memory").
 _SYSTEM_ORDER = {
     name: i for i, name in enumerate(("agent", "filesystem", "subagent", "skills", "memory", "todo"))
@@ -73,6 +80,20 @@ def message_part(seq: int) -> PartID:
     return f"message:{seq}"
 
 
+def scratch_part(try_id: str, seq: int) -> PartID:
+    return f"{SCRATCH}:{try_id}:{seq}"
+
+
+def new_try_id() -> str:
+    """A try's own id in its scratch parts (``scratch:<try>:<seq>``)."""
+    return secrets.token_hex(4)
+
+
+def is_scratch(part: PartID) -> bool:
+    """Whether ``part`` is a message only a try sent."""
+    return part.startswith(f"{SCRATCH}:")
+
+
 def kind_of(part: PartID) -> str:
     """``system``, ``tool``, ``message`` or ``summary``; raises ``MalformedPart`` for anything else."""
     if part == SUMMARY:
@@ -113,8 +134,8 @@ PART_ID_PATTERN = _part_id_pattern()
 
 
 def seq_of(part: PartID) -> int:
-    """The sequence number of a ``message:<seq>`` part."""
-    return int(part.removeprefix("message:"))
+    """The sequence number of a ``message:<seq>`` part, or the place of a ``scratch:<try>:<seq>`` one."""
+    return int(part.rpartition(":")[2])
 
 
 def message_seq(part: PartID) -> int | None:
@@ -134,6 +155,8 @@ def part_key(part: PartID) -> tuple[int, int, str]:
     kind, _, rest = part.partition(":") if part != SUMMARY else (SUMMARY, "", "")
     if kind == "message":
         rank = message_seq(part) or 0
+    elif kind == SCRATCH:
+        rank = seq_of(part)
     elif kind == "system":
         rank = _SYSTEM_ORDER.get(rest.partition(":")[0], len(_SYSTEM_ORDER))
     else:

@@ -8,7 +8,9 @@ the overlay (``hango.agent.overlay``), history and a summary stay in the run sta
 real run may start meanwhile and the turn goes on seeing its snapshot. Model calls
 are real, billed as a try (``RunState.scratch``: purpose ``context_try``, the try run's
 id), with their usage, ledger rows and steps written by the gateway in their own
-transactions, as every run's are. The run's ``result`` says what the turn did: its
+transactions, as every run's are. The turn's own messages (its new user turn, answers and tool
+results) are scratch parts, ``scratch:<try>:<seq>`` (``hango.agent.parts``): no stored message shares
+their ids. The run's ``result`` says what the turn did: its
 calls (ledger ids, which ``GET /v1/runs/{id}`` expands), its tool calls, the answer,
 usage, cost, and the changes it would have made.
 """
@@ -33,6 +35,7 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.gateway import USAGE_FIELDS, Gateway
 from hango.agent.overlay import OverlayStore
+from hango.agent.parts import new_try_id
 from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall
 from hango.agent.tools.base import Tool, ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
@@ -175,7 +178,7 @@ class ScratchTurn:
             prepared.state,
             capture_only=False,
             purpose="context_try",
-            scratch=True,
+            scratch=new_try_id(),
             run_id=self.run.id,
             steps=self.steps,
             compactor=None,  # the plan's captures must not summarize
@@ -218,12 +221,12 @@ class ScratchTurn:
                 return "quota_exhausted", None
             self.steps.check()
             self.answer = response.message
-            state.history.append(StoredMessage(state.next_seq, response.message))
+            state.history.append(StoredMessage(state.next_seq, response.message, state.scratch))
             uses = tool_uses(response.message)
             if not uses:
                 return "completed", response.stop_reason
             results = tool_phase(chain, state, ToolContext(store, state, self.deps, chain), uses)
-            state.history.append(StoredMessage(state.next_seq, results))
+            state.history.append(StoredMessage(state.next_seq, results, state.scratch))
         return "max_turns", "max_turns"
 
     def _changes(self, store: OverlayStore) -> dict[str, Any] | None:

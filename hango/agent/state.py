@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
+from hango.agent.parts import PartID, message_part, scratch_part
 from hango.agent.steps import NoSteps
 from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolUseBlock
@@ -52,8 +53,16 @@ class AgentConfig:
 
 @dataclass(frozen=True)
 class StoredMessage:
+    """A history message; ``scratch`` is the try's id when only a try sends it (never stored)."""
+
     seq: int
     message: Message
+    scratch: str | None = None
+
+    @property
+    def part(self) -> PartID:
+        """``message:<seq>``, or ``scratch:<try>:<seq>`` for a try's own message."""
+        return message_part(self.seq) if self.scratch is None else scratch_part(self.scratch, self.seq)
 
 
 @dataclass(frozen=True)
@@ -106,7 +115,8 @@ class RunState:
     compact_now: bool = False  # compact-now: summarize even below the trigger
     compacted: Any = None  # the Compaction the summarization slot made, when it made one
     steps: Any = field(default_factory=NoSteps)  # hango.agent.steps: where a queued run reports its steps
-    scratch: bool = False  # a scratch turn (a try run): every call it makes is billed as a try
+    # a scratch turn's try id (a try run): every call it makes is billed as a try, its messages are scratch parts
+    scratch: str | None = None
 
     @property
     def billed_purpose(self) -> str:

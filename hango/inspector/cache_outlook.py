@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.deps import Deps
+from hango.agent.ledger.causes import NOTHING, Facts, facts_of
 from hango.agent.ledger.record import Lineage, Previous
 from hango.agent.ledger.verdict import NO_CACHE, Outlook, judge, outlook, rules_for
 from hango.inspector.inspection import Assembly
@@ -35,6 +36,7 @@ class NextCache:
     model: str
     now: dt.datetime
     calibrated: float | None = None
+    facts: Callable[[], Facts] = lambda: NOTHING  # what was recorded since the previous call (one query)
 
     def verdict(self, assembly: Assembly) -> dict[str, Any]:
         """The next call's verdict if sent now, with the outlook (``outlook``, ``unit``) it is priced by.
@@ -49,7 +51,7 @@ class NextCache:
             started_at=self.now,
             rules=self.rules,
             model=self.model,
-            overrides=assembly.state.overrides,
+            facts=self.facts,
             calibrated=self.calibrated,
         )
         return {**verdict.as_dict(), **self.outlook.as_dict()}
@@ -73,4 +75,10 @@ def next_cache(
     lineage.load(store.model_calls, state.session_id, "run")
     ratio = calibrated()
     ahead = outlook(lineage.previous, now=now, rules=rules, model=bare, calibrated=ratio)
-    return NextCache(lineage.previous, ahead, rules, bare, now, ratio)
+
+    def facts() -> Facts:
+        return facts_of(
+            store.recorded_changes.between(state.session_id, state.agent.id, lineage.base_id, None)
+        )
+
+    return NextCache(lineage.previous, ahead, rules, bare, now, ratio, facts)

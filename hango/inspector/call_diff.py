@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from hango.agent.ledger.causes import first_difference
+from hango.agent.ledger.causes import Facts, first_difference
 from hango.agent.ledger.record import SentCall
-from hango.agent.overrides import Overrides
 from hango.inspector.call_words import cause_words
 
 
-def diff(earlier: SentCall, later: SentCall, overrides: Overrides) -> dict[str, Any]:
-    """Parts added, removed and changed (by hash), the common prefix, and the first difference."""
+def diff(earlier: SentCall, later: SentCall, facts: Facts) -> dict[str, Any]:
+    """Parts added, removed and changed (by hash), the common prefix, and the first difference with the
+    cause ``facts`` (what was recorded between the two calls) give it."""
     old = {p.part: p for p in earlier.parts}
     new = {p.part: p for p in later.parts}
-    first = first_difference(earlier, later, overrides)
+    first = first_difference(earlier, later, facts)
     shared = len(later.parts) if first is None else first.index
     return {
         "added": [p for p in new if p not in old],

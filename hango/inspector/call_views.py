@@ -23,11 +23,12 @@ from hango.agent.ledger.record import (
 )
 from hango.agent.ledger.verdict import rules_for
 from hango.agent.parts import (
+    SCRATCH,
     TRANSCRIPT,
     SourcedBlock,
     SourcedMessage,
+    is_scratch,
     kind_of,
-    message_part,
     preview,
     tool_part,
 )
@@ -44,8 +45,10 @@ CONVERSATION = LINEAGES["context_try"]
 
 
 def ledger_kind(part: str) -> str:
-    """A part's kind; the summarizer's transcript is a kind of its own."""
-    return "transcript" if part == TRANSCRIPT else kind_of(part)
+    """A part's kind; the summarizer's transcript and a try's scratch messages are kinds of their own."""
+    if part == TRANSCRIPT:
+        return "transcript"
+    return SCRATCH if is_scratch(part) else kind_of(part)
 
 
 def ledger_label(part: str) -> str:
@@ -65,7 +68,7 @@ def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
     for sourced in (*assembly.draft.system, *assembly.captured.system, summarizer):
         block = sourced.block
         shown[(sourced.part, block_hash(block))] = (label_of(sourced.part), preview(block.text).text)
-    stored = [SourcedMessage(message_part(m.seq), m.message) for m in assembly.state.history]
+    stored = [SourcedMessage(m.part, m.message) for m in assembly.state.history]
     messages = [*stored, *assembly.draft.messages, *assembly.captured.messages]
     names = {b.id: b.name for m in messages for b in m.message.content if isinstance(b, ToolUseBlock)}
     for sourced in messages:

@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-CAUSE_WORDS = {
-    "override_saved": "an override was saved",
-    "replaced_part": "a part's text was replaced",
-    "memory_file_edited": "a memory file was edited",
-    "tool_list_changed": "the tool list changed",
-    "new_summary": "compaction wrote a new summary",
-    "new_messages": "new messages were added",
-    "source_changed": "its source changed",
-}
+from hango.agent.ledger.causes import CAUSES
+
 REASON_WORDS = {
     "first_call": "nothing was cached yet: the first call of its lineage",
     "expired": "the cache had expired since the previous call",
@@ -29,7 +22,7 @@ BADGES = {"first_call": "first", None: "hit"}
 
 def cause_words(part: str, cause: str) -> str:
     """``the tool list changed at tool:grep``."""
-    return f"{CAUSE_WORDS.get(cause, cause)} at {part}"
+    return f"{CAUSES.get(cause, cause)} at {part}"
 
 
 def verdict_words(cache: dict[str, Any]) -> dict[str, str]:

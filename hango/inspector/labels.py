@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from hango.agent.parts import PREVIEW_CHARS, SUMMARY, PartID
+from hango.agent.parts import PREVIEW_CHARS, SCRATCH, SUMMARY, PartID, seq_of
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 # ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder for every call
@@ -20,6 +20,8 @@ def label_of(part: PartID) -> str:
     kind, _, rest = part.partition(":")
     if kind == "system":
         return rest.replace("memory:", "memory ", 1)
+    if kind == SCRATCH:
+        return f"try #{seq_of(part)}"
     return f"#{rest}" if kind == "message" else rest
 
 

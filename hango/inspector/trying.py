@@ -19,7 +19,7 @@ from hango.agent.chain import Chain, history_messages
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
-from hango.agent.parts import PartID, SourcedMessage, in_part_order, message_part, target_of
+from hango.agent.parts import PartID, SourcedMessage, in_part_order, message_part, new_try_id, target_of
 from hango.agent.state import Caller, RunState, StoredMessage
 from hango.inspector.inspection import parts_of
 from hango.inspector.override_rules import close_set, companions, screen, validate_set
@@ -70,13 +70,12 @@ def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, bo
     """The session's next call as a try (``for_try``), with the body's overrides screened and closed.
 
     After the body's checks (422), the call's quota check and its lineage are read here too, in
-    ``store``'s transaction (402 rolls back the seq reserved): the call then reads nothing before it is sent.
+    ``store``'s transaction: the call then reads nothing before it is sent. The new turn, if any, is a scratch
+    part (``scratch:<try>:<seq>``): the session's seq counter is not touched.
     """
     prepared = prepare_session(deps, store, session, caller)
     state = for_try(prepared.state)
-    # the new turn's seq is taken from the session's counter: no later stored message reuses it
-    seq = store.messages.reserve_seq(session.id) if body.message is not None else None
-    tried = plan(prepared.chain, state, body, seq)
+    tried = plan(prepared.chain, state, body, new_try_id())
     gateway = checked_gateway(deps, store, state, deps.config.context_try_timeout)
     draft = prepared.chain.draft(state, history=tried.history)
     return PreparedTry(prepared.chain, draft, state, tried, gateway)
@@ -93,10 +92,10 @@ def screen_turn(deps: Deps, store: TenantStore, session: Any, caller: Caller, bo
 
 def shape_turn(chain: Chain, state: RunState, body: dict[str, Any]) -> TryPlan:
     """A scratch turn's plan (``hango.agent.scratch.Shaper``): the try body stored on its run, on its snapshot."""
-    return plan(chain, state, TryBody(**body))
+    return plan(chain, state, TryBody(**body), state.scratch)
 
 
-def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -> TryPlan:
+def plan(chain: Chain, state: RunState, body: TryBody, try_id: str | None = None) -> TryPlan:
     """Merge the stored overrides with the body's, screened like a PUT, and close them on the history sent.
 
     The history is cut (or given the new turn) first, so the set is checked
@@ -125,7 +124,7 @@ def plan(chain: Chain, state: RunState, body: TryBody, seq: int | None = None) -
     explicit = {p: o for p, o in stored.session.items() if o.paired_from is None and p not in released}
     explicit |= {p: o for p, o in chosen.items() if target_of(p) == "session"}
     state.overrides = Overrides.of(agent.values(), explicit.values())
-    cut = shape_history(state, body.message, seq)
+    cut = shape_history(state, body.message, try_id)
     if not explicit:  # no message left out or replaced: nothing to close, the history is checked as it goes
         history = history_messages(state)
         close_set({}, history, strict=True)
@@ -141,18 +140,19 @@ def stored_parts(overrides: Overrides) -> list[PartID]:
     return [*overrides.agent, *overrides.session]
 
 
-def new_turn(state: RunState, text: str, seq: int | None = None) -> StoredMessage:
-    """``text`` as the user message after the stored history, under ``seq`` (a reserved one) or the next."""
-    return StoredMessage(state.next_seq if seq is None else seq, Message("user", (TextBlock(text),)))
+def new_turn(state: RunState, text: str, try_id: str | None = None) -> StoredMessage:
+    """``text`` as the user message after the stored history: a try's scratch message when ``try_id`` is
+    given (``scratch:<try>:<seq>``), else the session's next message."""
+    return StoredMessage(state.next_seq, Message("user", (TextBlock(text),)), try_id)
 
 
-def shape_history(state: RunState, message: str | None, seq: int | None = None) -> list[PartID]:
+def shape_history(state: RunState, message: str | None, try_id: str | None = None) -> list[PartID]:
     """Append ``message`` as a new user turn, or cut after the last user text message that is sent.
 
     Returns the parts of the messages cut (the trailing assistant message, say): the call leaves them out.
     """
     if message is not None:
-        state.history.append(new_turn(state, message, seq))
+        state.history.append(new_turn(state, message, try_id))
         return []
     for index in range(len(state.history) - 1, -1, -1):
         if _sent_user_text(state.history[index], state.overrides):

@@ -18,6 +18,7 @@ from hango.store.memory_files import MemoryFiles
 from hango.store.messages import Messages
 from hango.store.model_calls import ModelCalls
 from hango.store.part_costs import PartCosts
+from hango.store.recorded_changes import RecordedChanges
 from hango.store.run_events import RunEvents
 from hango.store.runs import Runs
 from hango.store.session_files import SessionFiles
@@ -42,6 +43,7 @@ class TenantStore:
         self.agents = Agents(conn, tenant_id)
         self.api_keys = ApiKeys(conn, tenant_id)
         self.audit = Audit(conn, tenant_id)
+        self.recorded_changes = RecordedChanges(conn, tenant_id)
         self.context_overrides = ContextOverrides(conn, tenant_id)
         self.members = Members(conn, tenant_id)
         self.memory_files = MemoryFiles(conn, tenant_id)

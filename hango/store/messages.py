@@ -140,14 +140,6 @@ class Messages(Scoped):
         ]
         self.conn.execute(sa.insert(messages), rows)
 
-    def reserve_seq(self, session_id: uuid.UUID) -> int:
-        """Take the session's next seq for a message that is sent but never stored (a try's new turn).
-
-        The counter only grows, so no later stored message gets the seq: ``message:<seq>`` in the
-        ledger keeps naming that one message.
-        """
-        return self._take_seqs(session_id, 1)
-
     def _take_seqs(self, session_id: uuid.UUID, count: int) -> int:
         """Move the session's counter on by ``count`` and return its new value (the last seq taken)."""
         return self.conn.execute(

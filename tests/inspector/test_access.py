@@ -227,6 +227,7 @@ def test_both_puts_write_a_context_override_audit_row_and_try_writes_context_try
     assert rows[0].detail == {
         "parts": [{"part": "system:agent", "action": "replace"}, {"part": "tool:grep", "action": "exclude"}],
         "added": [],
+        "cleared": [],
     }
     assert rows[2].detail["excluded"] == ["tool:grep", "message:2"]  # in part order
     assert rows[2].detail["model"] == "anthropic/claude-test"

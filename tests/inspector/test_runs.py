@@ -256,7 +256,7 @@ def test_the_demo_runs_each_turn_on_the_sessions_current_state_no_call_carries_a
     # the todo list is written by the third turn: every call after that one carries it as it is now
     written = next(i for i, part in enumerate(todo) if not part["changed_since_call"])
     assert written > 0 and all(not part["changed_since_call"] for part in todo[written:])
-    assert not [c for c in calls[written + 1 :] if (c["cache"] or {}).get("miss_cause") == "source_changed"]
+    assert not [c for c in calls[written + 1 :] if (c["cache"] or {}).get("miss_part") == "system:todo"]
 
 
 def test_the_summary_part_can_be_excluded_and_replaced(lab: Lab):

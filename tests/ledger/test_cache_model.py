@@ -23,9 +23,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hango.agent.cache_breakpoints import message_breakpoints
+from hango.agent.ledger.causes import NOTHING
 from hango.agent.ledger.record import Previous, SentCall, SentPart, sent_blocks
 from hango.agent.ledger.verdict import LOOKBACK_BLOCKS, READ_TOLERANCE, judge, outlook, part_cache_losses
-from hango.agent.overrides import Overrides
 from hango.agent.parts import SourcedMessage, message_part
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers import close_providers
@@ -181,7 +181,7 @@ def test_a_system_edit_is_a_prefix_change_at_the_agent_prompt(cache_lab: CacheLa
 
     later = after_a_change(lab, edit)
 
-    assert missed(later) == ("prefix_changed", "system:agent", "source_changed", 0, 0)
+    assert missed(later) == ("prefix_changed", "system:agent", "prompt_edited", 0, 0)
 
 
 def test_a_tool_excluded_is_a_prefix_change_at_the_tool(cache_lab: CacheLab) -> None:
@@ -219,7 +219,7 @@ def test_a_todo_change_is_a_prefix_change_at_the_todo_list(cache_lab: CacheLab) 
 
     _, second = verdicts(lab, session)
     assert (second["miss_reason"], second["miss_part"]) == ("prefix_changed", "system:todo")
-    assert second["miss_cause"] == "source_changed"
+    assert second["miss_cause"] == "todos_changed"
     # the todo list sits after the system breakpoint: tools and the stable system blocks are still read
     assert second["reported_read_tokens"] > 1024
     assert second["reported_read_tokens"] >= second["expected_read_tokens"] * (1 - READ_TOLERANCE)
@@ -333,7 +333,7 @@ def judged(
         started_at=T0 + dt.timedelta(seconds=10),
         rules=RULES,
         model="claude-test",
-        overrides=Overrides(),
+        facts=lambda: NOTHING,
         reported=reported,
         calibrated=calibrated,
     )

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+import sqlalchemy as sa
+
+from hango.db.schema import agents
 from tests.inspector.conftest import assistant, excluding, override_set, user
 from tests.ledger.helpers import diff, oldest_first
 
@@ -110,3 +113,27 @@ def test_a_diff_needs_calls_that_exist_and_well_formed_ends(lab) -> None:
     bad = lab.who.get(path, query_string={"from": "yesterday"})
     assert bad.status_code == 422
     assert lab.who.get(path, query_string={"to": "last"}).status_code == 422
+
+
+def test_a_diffs_cause_is_what_happened_a_try_that_left_out_a_memory_file_edited_none(lab) -> None:
+    _, session = session_after_a_run(lab)
+    lab.fake.reply("without the memory file")
+    assert lab.try_(session, {"exclude": [f"system:memory:{MEMORY}"]}).status_code == 200
+    run_call, try_call = (c["id"] for c in oldest_first(lab, session))
+
+    body = diff(lab, session, **{"from": run_call, "to": try_call})
+
+    assert body["first_difference"]["part"] in (f"system:memory:{MEMORY}", "system:memory")
+    assert body["first_difference"]["cause"] == "try_call"  # no memory file was edited
+    assert "edited" not in body["first_difference"]["words"]
+
+
+def test_a_diffs_cause_is_unknown_when_nothing_recorded_explains_it(lab) -> None:
+    agent, session = session_after_a_run(lab)
+    with lab.engine.begin() as conn:  # the prompt changed under hango, with no audited edit
+        conn.execute(sa.update(agents).where(agents.c.id == agent).values(system_prompt="Be terse."))
+
+    body = diff(lab, session)
+
+    assert first(body) == ("system:agent", "unknown")
+    assert body["first_difference"]["words"] == "nothing recorded explains it at system:agent"

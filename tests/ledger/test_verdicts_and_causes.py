@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import NamedTuple
 
 import pytest
 
 from hango.agent.cache_breakpoints import with_breakpoints
 from hango.agent.draft import Draft
-from hango.agent.ledger.causes import first_difference
+from hango.agent.ledger.causes import NOTHING, Facts, facts_of, first_difference
 from hango.agent.ledger.record import Previous, SentCall, SentPart, delta, rebuild, sent_call
 from hango.agent.ledger.verdict import CacheRules, judge, rules_for
-from hango.agent.overrides import Override, Overrides
 from hango.agent.parts import SourcedBlock, SourcedMessage, message_part, system_part
 from hango.config import ConfigError, load_config
 from hango.inspector.call_diff import diff
@@ -19,7 +19,18 @@ from hango.messages import Block, Message, TextBlock, ToolDef
 
 T0 = dt.datetime(2026, 12, 1, 8, 0, tzinfo=dt.UTC)
 RULES = CacheRules(ttl_seconds=300, minimum_tokens=100)
-NONE = Overrides()
+
+
+class Row(NamedTuple):
+    """A row of ``hango.store.recorded_changes``: one recorded change."""
+
+    what: str
+    detail: dict
+    seq: int | None = None
+
+
+def recorded(*rows: Row) -> Facts:
+    return facts_of(rows)
 
 
 def part(name: str, tokens: int = 100, version: str = "1") -> SentPart:
@@ -45,7 +56,7 @@ def verdict(previous: SentCall | None, now: SentCall, *, gap: float = 10, report
         started_at=T0 + dt.timedelta(seconds=gap),
         rules=kw.get("rules", RULES),
         model="claude-test",
-        overrides=kw.get("overrides", NONE),
+        facts=lambda: kw.get("facts", NOTHING),
         reported=reported,
     )
 
@@ -78,7 +89,7 @@ def test_a_prefix_broken_before_the_last_breakpoint_names_the_part_and_its_cause
     edited = call(
         *TOOLS, SYSTEM[0], part("system:memory:/memories/AGENTS.md", version="2"), part("message:1")
     )
-    judged = verdict(FIRST, edited)
+    judged = verdict(FIRST, edited, facts=recorded(Row("memory.write", {"path": "/memories/AGENTS.md"})))
     assert judged.as_dict() == {
         "expected_read_tokens": 0,  # the first breakpoint sat on the edited memory block
         "miss_reason": "prefix_changed",
@@ -89,7 +100,8 @@ def test_a_prefix_broken_before_the_last_breakpoint_names_the_part_and_its_cause
 
 def test_a_prefix_broken_after_the_system_breakpoint_still_reads_up_to_it() -> None:
     replaced = call(*TOOLS, *SYSTEM, part("message:1", version="replaced"), breakpoints=(3, 4))
-    judged = verdict(FIRST, replaced, overrides=Overrides.of([], [Override("message:1", "replace", "x")]))
+    saved = Row("context.override", {"parts": [{"part": "message:1", "action": "replace"}]})
+    judged = verdict(FIRST, replaced, facts=recorded(saved))
     assert (judged.expected_read_tokens, judged.miss_reason, judged.miss_cause) == (
         400,
         "prefix_changed",
@@ -132,31 +144,63 @@ def test_cache_rules_that_are_not_rules_are_refused_at_start() -> None:
     assert load_config({"HANGO_CACHE_RULES": '{"anthropic": {"ttl_seconds": 5}}'}).cache_rules
 
 
-def cause(earlier: SentCall, later: SentCall, overrides: Overrides = NONE) -> tuple[str, str]:
-    found = first_difference(earlier, later, overrides)
+def cause(earlier: SentCall, later: SentCall, facts: Facts = NOTHING) -> tuple[str, str]:
+    found = first_difference(earlier, later, facts)
     assert found is not None
     return found.part, found.cause
 
 
-def test_causes_of_each_kind_of_change() -> None:
+def test_causes_come_from_the_changes_recorded_between_the_calls() -> None:
     base = call(*TOOLS, *SYSTEM, part("message:1"), part("message:2"), part("message:3"))
-    skills_off = Overrides.of([Override("system:memory:/memories/AGENTS.md", "exclude")], [])
-    assert cause(base, call(*TOOLS, SYSTEM[0], *base.parts[4:]), skills_off) == (
+    memory_off = call(*TOOLS, SYSTEM[0], *base.parts[4:])
+    excluded = Row(
+        "context.override", {"parts": [{"part": "system:memory:/memories/AGENTS.md", "action": "exclude"}]}
+    )
+    assert cause(base, memory_off, recorded(excluded)) == (
         "system:memory:/memories/AGENTS.md",
         "override_saved",
     )
-    assert cause(base, call(TOOLS[0], *base.parts[2:])) == ("tool:grep", "tool_list_changed")
+    grep_off = call(TOOLS[0], *base.parts[2:])
+    assert cause(base, grep_off, recorded(Row("agent.update", {"fields": ["tools"]}))) == (
+        "tool:grep",
+        "tool_list_changed",
+    )
     summarized = call(*TOOLS, *SYSTEM, part("summary"), part("message:3"))
-    assert cause(base, summarized) == ("message:1", "new_summary")
+    assert cause(base, summarized, recorded(Row("compaction", {}, 2))) == ("message:1", "new_summary")
+    rolled_back = call(*base.parts[:-1])
+    assert cause(base, rolled_back, recorded(Row("rollback", {}, 2))) == ("message:3", "rollback")
     assert cause(base, call(*base.parts, part("message:4"))) == ("message:4", "new_messages")
     edited = call(*TOOLS, part("system:agent", version="2"), *base.parts[3:])
-    assert cause(base, edited) == ("system:agent", "source_changed")
-    assert first_difference(base, base, NONE) is None
+    assert cause(base, edited, recorded(Row("agent.update", {"fields": ["system_prompt"]}))) == (
+        "system:agent",
+        "prompt_edited",
+    )
+    assert first_difference(base, base, NOTHING) is None
+
+
+def test_a_change_nothing_recorded_explains_is_unknown_or_a_trys() -> None:
+    base = call(*TOOLS, *SYSTEM, part("message:1"), part("message:2"))
+    memory_off = call(*TOOLS, SYSTEM[0], *base.parts[4:])
+    assert cause(base, memory_off) == ("system:memory:/memories/AGENTS.md", "unknown")
+    assert cause(base, memory_off, recorded(Row("call", {"purpose": "context_try"}))) == (
+        "system:memory:/memories/AGENTS.md",
+        "try_call",
+    )
+    # a summary stored meanwhile explains no message it does not cover
+    assert cause(base, call(*base.parts[:-1]), recorded(Row("compaction", {}, 1))) == ("message:2", "unknown")
+    # an exclusion saved meanwhile does not explain a part that came back
+    back = call(*TOOLS, SYSTEM[0], *base.parts[4:])
+    saved = Row(
+        "context.override", {"parts": [{"part": "system:memory:/memories/AGENTS.md", "action": "exclude"}]}
+    )
+    assert cause(back, base, recorded(saved)) == ("system:memory:/memories/AGENTS.md", "unknown")
+    cleared = Row("context.override", {"parts": [], "cleared": [saved.detail["parts"][0]]})
+    assert cause(back, base, recorded(cleared)) == ("system:memory:/memories/AGENTS.md", "override_saved")
 
 
 def test_a_diff_lists_added_removed_and_changed_parts_and_the_common_prefix() -> None:
     later = call(*TOOLS, SYSTEM[0], part("message:1", version="2"), part("message:4"))
-    body = diff(FIRST, later, NONE)
+    body = diff(FIRST, later, NOTHING)
     assert body["added"] == ["message:4"]
     assert body["removed"] == ["system:memory:/memories/AGENTS.md"]
     assert body["changed"] == ["message:1"]

@@ -153,6 +153,35 @@ def test_a_run_cancelled_during_its_model_call_stops_there_and_leaves_the_sessio
     assert "tool_started" not in kinds and kinds[-1] == "run_finished"
 
 
+def test_a_diffs_cause_after_a_cancelled_run_is_its_rollback_not_a_new_summary(
+    open_chat: OpenChat, fake: FakeProviderServer
+) -> None:
+    chat = open_chat("anthropic/claude-test")
+    with chat.engine.begin() as conn:  # an earlier compaction: both calls carry a summary
+        store = TenantStore(conn, chat.tenant_id)
+        store.messages.append_many(
+            uuid.UUID(chat.session_id), [("user", [{"type": "text", "text": "hi"}])] * 3
+        )
+        store.summaries.create(uuid.UUID(chat.session_id), 2, "they said hi")
+    fake.hang(10, times=1, path=MESSAGES)
+    fake.reply("too late")
+    run_id = post(chat, "hello").get_json()["id"]
+    worker = threading.Thread(target=drain, args=(chat.who.client.application,))
+    worker.start()
+    wait_until(lambda: any(s["kind"] == "model_call_started" for s in events(chat, run_id)), timeout=WAIT)
+
+    assert chat.who.post(f"/v1/runs/{run_id}/cancel").status_code == 202
+    worker.join(timeout=WAIT)
+
+    assert run_of(chat, run_id)["status"] == "cancelled"
+    [call] = chat.who.get(f"/v1/sessions/{chat.session_id}/calls").get_json()["items"]
+    assert call["run_id"] == run_id  # the call was answered, and its turn rolled back
+    diff = chat.who.get(f"/v1/sessions/{chat.session_id}/context/diff").get_json()
+    assert diff["from"] == call["id"]
+    assert diff["removed"] == ["message:4"]
+    assert (diff["first_difference"]["part"], diff["first_difference"]["cause"]) == ("message:4", "rollback")
+
+
 def test_a_run_cancelled_between_its_tools_keeps_only_its_finished_turns(
     open_chat: OpenChat, fake: FakeProviderServer, engine: sa.Engine
 ) -> None:

@@ -447,3 +447,51 @@ def test_a_try_run_is_alive_while_its_own_lock_is_held_and_reaped_once_nobody_ho
         worker.commit()
     run = run_of(chat, str(run_id))
     assert (run["status"], run["error"]["code"]) == ("failed", "interrupted")
+
+
+def try_then_run(chat: Chat, fake: FakeProviderServer) -> tuple[str, str]:
+    """A whole-turn try and then the same turn for real, on a compacted session: the try's last call and
+    the run's."""
+    seed_history(chat, turns=2, words=3)
+    with chat.engine.begin() as conn:
+        TenantStore(conn, chat.tenant_id).summaries.create(uuid.UUID(chat.session_id), 2, "earlier turns")
+    fake.reply(tool_call("toolu_1", "write_file", {"path": "/n.md", "content": "x"}), "Done.")
+    tried = ended(chat, try_turn(chat, message="Write a note."))["result"]["calls"][-1]["id"]
+    fake.reply(tool_call("toolu_2", "write_file", {"path": "/n.md", "content": "x"}), "Done.")
+    assert chat.say("Write a note.").status_code == 201
+    calls = chat.who.get(f"/v1/sessions/{chat.session_id}/calls").get_json()["items"]
+    return tried, next(c["id"] for c in calls if c["purpose"] == "run")
+
+
+def diff_of(chat: Chat, earlier: str, later: str) -> dict[str, Any]:
+    path = f"/v1/sessions/{chat.session_id}/context/diff"
+    return chat.who.get(path, query_string={"from": earlier, "to": later}).get_json()
+
+
+def test_a_trys_scratch_messages_do_not_share_ids_with_real_ones(
+    open_chat: OpenChat, fake: FakeProviderServer
+) -> None:
+    chat = open_chat("anthropic/claude-test")
+    tried, real = try_then_run(chat, fake)
+
+    assert [m["seq"] for m in chat.messages()] == list(range(1, 9))  # no gap the try made
+    sent = chat.who.get(f"/v1/sessions/{chat.session_id}/calls/{tried}").get_json()["parts"]
+    scratch = [p["id"] for p in sent if p["kind"] == "scratch"]
+    assert [p.rpartition(":")[2] for p in scratch] == ["5", "6", "7"]  # the turn, the tool call, its result
+    assert len({p.rpartition(":")[0] for p in scratch}) == 1  # one try's id
+    diff = diff_of(chat, tried, real)
+    assert diff["changed"] == []
+    assert diff["removed"] == scratch
+    assert diff["added"] == ["message:5", "message:6", "message:7"]
+
+
+def test_a_diffs_cause_from_a_whole_turn_trys_call_to_the_next_runs_is_the_try_not_compaction(
+    open_chat: OpenChat, fake: FakeProviderServer
+) -> None:
+    chat = open_chat("anthropic/claude-test")
+    tried, real = try_then_run(chat, fake)
+
+    first = diff_of(chat, tried, real)["first_difference"]
+
+    assert first["part"].startswith("scratch:") and first["part"].endswith(":5")
+    assert first["cause"] == "try_call"

@@ -1,39 +1,148 @@
 """Why a call stopped sharing the previous call's prefix: the first differing part and its cause.
 
 Two calls are compared by their ledger parts (id and content hash). The first
-part where they differ breaks the provider's cached prefix from there on; its
-**cause** is read from the part's kind and the overrides in force:
+part where they differ breaks the provider's cached prefix from there on. Its
+**cause** is what was recorded between the two calls (``hango.store.recorded_changes``:
+audit rows, stored summaries, memory file writes, runs that ended, their steps,
+and the two calls' own ledger rows), never a guess from the part's kind:
 
-- ``override_saved``: a part the overrides now exclude was left out;
-- ``replaced_part``: a part whose text a replace override changed (or whose replacement was cleared);
-- ``memory_file_edited``: a memory file was written, created or deleted;
-- ``tool_list_changed``: a tool was added, removed or redefined;
-- ``new_summary``: compaction folded messages into a (new) summary;
-- ``new_messages``: the later call only adds messages after the earlier one's;
-- ``source_changed``: any other source of a system block changed (the agent's prompt, skills, todos).
+- the newest recorded change that touched the part names the cause;
+- else a message only the later call sends, newer than every message of the
+  earlier one, is ``new_messages`` (seqs only grow);
+- else, when either call was a try, the try's own overrides and messages are
+  the difference (``try_call``); a scratch part (``scratch:<try>:<seq>``) is one always;
+- else ``unknown``.
+
+``CAUSES`` is the one table of cause words and their plain words: the API's
+schema, the CLI and the panel all show these.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hango.agent.ledger.record import SentCall, SentPart, common_prefix
-from hango.agent.overrides import REPLACE, Overrides
-from hango.agent.parts import SUMMARY, PartID, seq_of
+from hango.agent.parts import SUMMARY, PartID, is_scratch, message_seq, system_part
+from hango.agent.state import SCRATCH_PURPOSE  # a try's calls, one-call and whole-turn alike
 
-CAUSES = (
-    "override_saved",
-    "replaced_part",
-    "memory_file_edited",
-    "tool_list_changed",
-    "new_summary",
-    "new_messages",
-    "source_changed",
+# Every cause, with the words the panel and the CLI show (``hango.inspector.call_words``).
+CAUSES: dict[str, str] = {
+    "override_saved": "an override was saved",
+    "replaced_part": "a part's text was replaced",
+    "memory_file_edited": "a memory file was edited",
+    "skill_edited": "a skill was created, edited or deleted",
+    "prompt_edited": "the agent's prompt was edited",
+    "tool_list_changed": "the agent's tools were edited",
+    "agent_edited": "the agent's settings were edited",
+    "todos_changed": "the todo list changed",
+    "new_summary": "compaction wrote a new summary",
+    "rollback": "a cancelled or failed run's turn was rolled back",
+    "new_messages": "new messages were added",
+    "try_call": "a try's own overrides or messages",
+    "unknown": "nothing recorded explains it",
+}
+PROMPT, SKILLS, TODO, MEMORY = (
+    system_part("agent"),
+    system_part("skills"),
+    system_part("todo"),
+    "system:memory",
 )
 
 
-_SOURCE_CAUSES = {"summary": "new_summary", "memory": "memory_file_edited", "tool": "tool_list_changed"}
+# How a part differs between the two calls: the earlier call sent it and the later does not, the other
+# way round, or both sent it with other content.
+REMOVED, ADDED, EDITED = "removed", "added", "edited"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One recorded change and the parts it touched: listed ``parts``, whole ``families``, or messages
+    ``through`` a seq (a summary covers them) or ``after`` one (a rollback drops them). ``effect``, when
+    set, is the one way it changes them (an exclusion only removes a part)."""
+
+    cause: str
+    parts: frozenset[PartID] = frozenset()
+    families: frozenset[str] = frozenset()
+    through: int | None = None
+    after: int | None = None
+    effect: str | None = None
+
+    def explains(self, part: PartID, effect: str) -> bool:
+        """Whether this change made ``part`` differ as ``effect`` says."""
+        if self.effect is not None and effect != self.effect:
+            return False
+        if part in self.parts or _family(part) in self.families:
+            return True
+        seq = message_seq(part)
+        if self.through is not None and (part == SUMMARY or (seq is not None and seq <= self.through)):
+            return True
+        return self.after is not None and seq is not None and seq > self.after
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What was recorded between two calls, oldest first, and whether either call was a try."""
+
+    changes: tuple[Change, ...] = ()
+    tried: bool = False
+
+    def cause_of(self, part: PartID, effect: str) -> str | None:
+        """The newest recorded change's cause for ``part`` (None: no recorded change explains it)."""
+        return next((c.cause for c in reversed(self.changes) if c.explains(part, effect)), None)
+
+
+NOTHING = Facts()
+
+
+def facts_of(rows: Iterable[Any], later_try: bool = False) -> Facts:
+    """The facts in ``hango.store.recorded_changes`` rows (``at, what, detail, seq``), oldest first; ``later_try``:
+    the later call, not in the ledger yet, is a try."""
+    changes, tried = [], later_try
+    for row in rows:
+        if row.what == "call":
+            tried |= row.detail["purpose"] == SCRATCH_PURPOSE
+        else:
+            changes.extend(_changes(row.what, row.detail, row.seq))
+    return Facts(tuple(changes), tried)
+
+
+def _changes(what: str, detail: dict[str, Any], seq: int | None) -> list[Change]:
+    if what == "context.override":
+        saved = [_override_change(o["part"], o["action"], True) for o in detail.get("parts", [])]
+        return saved + [_override_change(o["part"], o["action"], False) for o in detail.get("cleared", [])]
+    if what in ("memory.write", "memory.delete"):
+        # the file's block, and the memory index that lists it
+        return [Change("memory_file_edited", frozenset({f"{MEMORY}:{detail['path']}", MEMORY}))]
+    if what.startswith("skill."):
+        return [Change("skill_edited", frozenset({SKILLS}))]
+    if what == "agent.update":
+        return [_agent_change(name) for name in detail.get("fields", [])]
+    if what == "compaction":
+        return [Change("new_summary", through=seq)]
+    if what == "rollback":
+        return [Change("rollback", after=seq)]
+    if what == "todos":
+        return [Change("todos_changed", frozenset({TODO}))]
+    return []
+
+
+def _override_change(part: PartID, action: str, saved: bool) -> Change:
+    """An override of ``part`` saved (or, not ``saved``, cleared): an exclusion removes the part (its
+    clearing brings it back), a replacement edits it either way."""
+    if action == "replace":
+        return Change("replaced_part", frozenset({part}), effect=EDITED)
+    return Change("override_saved", frozenset({part}), effect=REMOVED if saved else ADDED)
+
+
+def _agent_change(name: str) -> Change:
+    """What editing the agent's field ``name`` touched."""
+    if name == "system_prompt":
+        return Change("prompt_edited", frozenset({PROMPT}))
+    if name == "tools":  # the tools, and the instructions of the middleware that bring them
+        return Change("tool_list_changed", families=frozenset({"tool", "system"}))
+    return Change("agent_edited", families=frozenset({"tool", "system", "memory"}))
 
 
 @dataclass(frozen=True)
@@ -45,7 +154,7 @@ class Difference:
     cause: str
 
 
-def first_difference(earlier: SentCall, later: SentCall, overrides: Overrides) -> Difference | None:
+def first_difference(earlier: SentCall, later: SentCall, facts: Facts) -> Difference | None:
     """Where ``later`` stops sharing ``earlier``'s prefix, or None when they send the same parts."""
     index = common_prefix(earlier.parts, later.parts)
     old = earlier.parts[index] if index < len(earlier.parts) else None
@@ -53,53 +162,38 @@ def first_difference(earlier: SentCall, later: SentCall, overrides: Overrides) -
     if old is None and new is None:
         return None
     if old is None:
-        return Difference(index, new.part, _added(new.part, earlier.parts))
+        return Difference(index, new.part, _cause(new.part, ADDED, facts, earlier.parts))
     if new is None or old.part not in {p.part for p in later.parts}:
-        return Difference(index, old.part, _removed(old.part, later.parts, overrides))
+        return Difference(index, old.part, _cause(old.part, REMOVED, facts))
     if new.part == old.part:
-        return Difference(index, new.part, _edited(new.part, overrides))
-    return Difference(index, new.part, _added(new.part, earlier.parts))
+        return Difference(index, new.part, _cause(new.part, EDITED, facts))
+    return Difference(index, new.part, _cause(new.part, ADDED, facts, earlier.parts))
+
+
+def _cause(part: PartID, effect: str, facts: Facts, earlier: Sequence[SentPart] = ()) -> str:
+    """What the facts say made ``part`` differ as ``effect`` says (``earlier``: the earlier call's parts)."""
+    if is_scratch(part):
+        return "try_call"
+    recorded = facts.cause_of(part, effect)
+    if recorded is not None:
+        return recorded
+    if effect == ADDED and _newest_message(part, earlier):
+        return "new_messages"
+    return "try_call" if facts.tried else "unknown"
+
+
+def _newest_message(part: PartID, earlier: Sequence[SentPart]) -> bool:
+    """Whether ``part`` is a stored message newer than every message the earlier call sent."""
+    seq = message_seq(part)
+    if seq is None:
+        return False
+    return seq > max((message_seq(p.part) or 0 for p in earlier), default=0)
 
 
 def _family(part: PartID) -> str:
-    """``summary``, ``message``, ``tool``, ``memory`` or ``system``."""
+    """``summary``, ``message``, ``scratch``, ``tool``, ``memory`` or ``system``."""
     if part == SUMMARY:
         return "summary"
-    if part == "system:memory" or part.startswith("system:memory:"):
+    if part == MEMORY or part.startswith(f"{MEMORY}:"):
         return "memory"  # the memory contributor's own block lists the files too
     return part.partition(":")[0]
-
-
-def _edited(part: PartID, overrides: Overrides) -> str:
-    """The cause of a part sent again with other content."""
-    override = overrides.get(part)
-    if override is not None and override.action == REPLACE:
-        return "replaced_part"
-    # A stored message never changes: only a replacement (saved or cleared) changes what is sent.
-    family = _family(part)
-    return "replaced_part" if family == "message" else _source_cause(family)
-
-
-def _removed(part: PartID, later: Sequence[SentPart], overrides: Overrides) -> str:
-    """The cause of a part the later call no longer sends."""
-    if overrides.excludes(part):
-        return "override_saved"
-    family = _family(part)
-    if family in ("message", "summary"):
-        return "new_summary" if any(p.part == SUMMARY for p in later) else "override_saved"
-    return _source_cause(family)
-
-
-def _added(part: PartID, earlier: Sequence[SentPart]) -> str:
-    """The cause of a part the earlier call did not send."""
-    family = _family(part)
-    if family == "message":
-        newest = max((seq_of(p.part) for p in earlier if _family(p.part) == "message"), default=0)
-        # A message older than the earlier call's newest was left out then: an override changed.
-        return "new_messages" if seq_of(part) > newest else "override_saved"
-    return _source_cause(family)
-
-
-def _source_cause(family: str) -> str:
-    """The cause of a change to a part of ``family`` that no override or new message explains."""
-    return _SOURCE_CAUSES.get(family, "source_changed")

@@ -49,11 +49,11 @@ import datetime as dt
 import functools
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from hango.agent.ledger.causes import first_difference
+from hango.agent.ledger.causes import Facts, first_difference
 from hango.agent.ledger.record import Previous, SentCall, common_prefix
-from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID
 from hango.providers import SPECS
 from hango.providers.base import CacheRules
@@ -112,11 +112,14 @@ def judge(
     started_at: dt.datetime,
     rules: CacheRules,
     model: str,
-    overrides: Overrides,
+    facts: Callable[[], Facts],
     reported: int | None = None,
     calibrated: float | None = None,
 ) -> Verdict:
     """The verdict on ``call`` (``reported``: the provider's cache-read tokens, None before sending).
+
+    ``facts`` reads what was recorded since the previous call (``hango.agent.ledger.causes``): asked
+    only when the prefix changed, for the cause of the first difference.
 
     ``calibrated``: the agent's calibration ratio for the model, the expected read's unit when the
     previous call has no plausible report. A provider that read more than expected found a prefix
@@ -130,14 +133,14 @@ def judge(
     elif ahead.state == "expired":
         verdict = Verdict(0, "expired")
     else:
-        verdict = _in_lifetime(previous, call, ahead, overrides, reported)
+        verdict = _in_lifetime(previous, call, ahead, facts, reported)
     if reported is not None and reported > verdict.expected_read_tokens:
         return Verdict(verdict.expected_read_tokens)
     return verdict
 
 
 def _in_lifetime(
-    previous: Previous, call: SentCall, ahead: Outlook, overrides: Overrides, reported: int | None
+    previous: Previous, call: SentCall, ahead: Outlook, facts: Callable[[], Facts], reported: int | None
 ) -> Verdict:
     """The verdict on a call sent while its previous call's cache lives."""
     shared = common_prefix(previous.call.parts, call.parts)
@@ -149,7 +152,7 @@ def _in_lifetime(
     if reported is not None and reported < expected * (1 - READ_TOLERANCE):
         return Verdict(expected, "unexplained")
     if previous.call.breakpoints and max(previous.call.breakpoints) >= shared:
-        difference = first_difference(previous.call, call, overrides)
+        difference = first_difference(previous.call, call, facts())
         return Verdict(expected, "prefix_changed", difference.part, difference.cause)
     if entries and max(entries) not in found:
         return Verdict(expected, "beyond_lookback", call.parts[max(entries)].part)
