@@ -23,6 +23,7 @@ from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_bod
 from hango import authz, telemetry, tenancy
 from hango.errors import Unprocessable
 from hango.inspector.pending import ROUTES, Proposal, preview
+from hango.providers.prices import prices_of
 from hango.store.context_overrides import Target
 from hango.telemetry import names
 
@@ -93,7 +94,7 @@ class ContextPreview(MethodView):
         answer = inspect_response(shown.assembly, found, False)
         agent = store.agents.get(g.session.agent_id)
         answer["pending"] = {
-            **shown.change(found.cache.outlook),
+            **shown.change(found.cache.outlook, prices_of(deps.config.prices).rates(agent.model)),
             "scope": {
                 "agent_id": str(agent.id),
                 "agent_name": agent.name,
