@@ -189,7 +189,9 @@ def inspect_response(assembly: Assembly, found: Inspected, compaction: bool) -> 
         if recent.reported is None
         else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
         "cache": cache,
-        "next_call_cost": next_call_cost(assembly, cache, tenancy.deps(), body["total_after"]),
+        "next_call_cost": next_call_cost(
+            assembly, cache, found.cache.outlook, tenancy.deps(), body["total_after"]
+        ),
         **_compaction(assembly, snapshot.would_compact or compaction),
     }
 

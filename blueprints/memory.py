@@ -20,7 +20,7 @@ blp = Blueprint(
 )
 
 MAX_MEMORY_CHARS = 100_000
-NO_AGENT = "`not_found`: no such agent, or the caller may not change it."
+NO_AGENT = "`not_found`: no such agent."
 INVALID_PATH = (
     f"`invalid_path`: after normalising to `/memories/...`, the path has an empty, `.` or `..` segment,"
     f" a control or invisible format character (Unicode Cc, Cf), or more than {MAX_PATH_CHARS} characters"
@@ -88,7 +88,7 @@ class MemoryFile(MethodView):
         return row
 
     @blp.response(204)
-    @error_response(blp, 404, "`not_found`: no such agent or memory file, or the caller may not change it.")
+    @error_response(blp, 404, "`not_found`: no such agent or memory file.")
     @error_response(blp, 422, INVALID_PATH)
     def delete(self, agent_id: uuid.UUID, path: str) -> None:
         """Delete a memory file."""

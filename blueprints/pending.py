@@ -21,8 +21,9 @@ from blueprints.common import error_response
 from blueprints.context import blp, inspect_response, inspected
 from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_body, put_set, respond
 from hango import authz, telemetry, tenancy
-from hango.errors import Forbidden, Unprocessable
+from hango.errors import Unprocessable
 from hango.inspector.pending import ROUTES, Proposal, preview
+from hango.providers.prices import prices_of
 from hango.store.context_overrides import Target
 from hango.telemetry import names
 
@@ -72,10 +73,9 @@ def _require_agent_write() -> None:
     """403 ``forbidden`` when the caller may read the agent but not change its parts."""
     agent = tenancy.store().agents.get(g.session.agent_id)
     if agent is None or not authz.owns(agent.owner_id):
-        raise Forbidden(
+        authz.refuse_write(
+            "agent:write",
             "system and tool parts are the agent's: only its owner or a tenant owner or admin may change them",
-            code="forbidden",
-            details={"may_change": ["agent owner", "owner", "admin"]},
         )
 
 
@@ -94,7 +94,7 @@ class ContextPreview(MethodView):
         answer = inspect_response(shown.assembly, found, False)
         agent = store.agents.get(g.session.agent_id)
         answer["pending"] = {
-            **shown.change(found.cache.outlook),
+            **shown.change(found.cache.outlook, prices_of(deps.config.prices).rates(agent.model)),
             "scope": {
                 "agent_id": str(agent.id),
                 "agent_name": agent.name,

@@ -129,9 +129,12 @@ class RunResultSchema(CompactResultSchema):
     )
     tools = fields.List(fields.Nested(TurnToolSchema))
     usage = fields.Nested(CallUsageSchema, metadata={"description": "the turn's calls summed"})
-    cost = fields.String(
+    cost = fields.Float(
         allow_none=True,
-        metadata={"description": "the turn's price in USD, a decimal; null when a call has no price"},
+        metadata={
+            "description": "the turn's price in USD, a number as each call's `cost.usd`; null when a call "
+            "has no price"
+        },
     )
     changes = fields.Nested(TurnChangesSchema, metadata={"description": "what the turn would have written"})
     excluded = fields.List(fields.String())

@@ -23,7 +23,7 @@ blp = Blueprint(
 SKILL_NAME = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 MAX_DESCRIPTION_CHARS = 1_000
 MAX_BODY_CHARS = 100_000
-NOT_FOUND = "`not_found`: no such agent or skill, or the caller may not change them."
+NOT_FOUND = "`not_found`: no such agent or skill."
 
 
 class SkillSummarySchema(Schema):

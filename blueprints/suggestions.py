@@ -18,9 +18,10 @@ from blueprints.context import blp, calibrated_ratio, recent_usage, session_asse
 from hango import telemetry, tenancy
 from hango.inspector.cache_outlook import next_cache
 from hango.inspector.measure import measured
+from hango.inspector.net_price import net_price
 from hango.inspector.snapshot import build_snapshot
 from hango.inspector.suggestions import KINDS, Thresholds, compaction_preview, suggest
-from hango.providers.prices import Rates, prices_of
+from hango.providers.prices import prices_of
 from hango.telemetry import names
 
 
@@ -34,17 +35,32 @@ class SuggestionSchema(Schema):
     tokens_saved = fields.Integer()
     cache_loss_tokens = fields.Integer(
         metadata={
-            "description": "tokens the next call no longer reads cached, in the unit of inspect's "
-            "`cache.expected_read_tokens` (`cache.unit`); 0 once the cache expired (`cache.outlook`)"
+            "description": "tokens still sent that the next call no longer reads cached, so writes again (the "
+            "parts left out are not among them), in the unit of inspect's `cache.expected_read_tokens` "
+            "(`cache.unit`); 0 once the cache expired (`cache.outlook`)"
         }
     )
     usd_saved_per_call = fields.Float(
         allow_none=True,
-        metadata={"description": "tokens_saved at the model's input price; null when its price is unknown"},
+        metadata={
+            "description": "tokens_saved on every later call: at the cache-read price when the provider caches "
+            "(those parts would have been read from the cache), else the input price; null when the price is "
+            "unknown"
+        },
     )
     usd_cache_loss = fields.Float(
         allow_none=True,
-        metadata={"description": "once, on the next call: cache_loss_tokens written again instead of read"},
+        metadata={
+            "description": "once, on the next call: cache_loss_tokens written again instead of read (cache-write "
+            "less cache-read price)"
+        },
+    )
+    break_even_calls = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "calls until the saving pays the one write: ceil(usd_cache_loss / usd_saved_per_call); "
+            "0 when nothing is written again, null when it never pays or the price is unknown"
+        },
     )
     target = fields.String(metadata={"enum": ["agent", "session"]})
     reason = fields.String()
@@ -63,15 +79,6 @@ class SuggestionsSchema(Schema):
     compaction = fields.Dict(
         allow_none=True, metadata={"description": "what compact-now (or the next call's compaction) would do"}
     )
-
-
-def priced(suggestion: dict[str, Any], rates: Rates) -> dict[str, Any]:
-    """A suggestion with the money its tokens stand for, next to them."""
-    return {
-        **suggestion,
-        "usd_saved_per_call": rates.usd(suggestion["tokens_saved"], "input_mtok"),
-        "usd_cache_loss": rates.usd(suggestion["cache_loss_tokens"], "cache_write_mtok", "cache_read_mtok"),
-    }
 
 
 @blp.route("/suggestions")
@@ -106,6 +113,9 @@ class Suggestions(MethodView):
             "agent_id": str(assembly.state.agent.id),
             "total_after": snapshot.total_after,
             "count": len(found),
-            "suggestions": [priced(s.as_dict(), rates) for s in found[: args["limit"]]],
+            "suggestions": [
+                {**s.as_dict(), **net_price(s.tokens_saved, s.cache_loss_tokens, rates, ahead)}
+                for s in found[: args["limit"]]
+            ],
             "compaction": preview,
         }

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 _CODES = {
     400: "bad_request",
     401: "unauthorized",
+    403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
@@ -84,6 +85,9 @@ GENERIC_ERRORS = (
     "message and `details` name the line and column), `unknown_parameter` (400, a query parameter the "
     "operation does not take; `details.accepted` lists those it does), "
     "`missing_api_key`, `malformed_api_key`, `invalid_api_key`, `revoked_api_key` (401), "
+    "`forbidden` (403, a write on what the caller may read but not change: an agent, its memory, skills "
+    "and override set by a member who does not own it, the tenant's settings and members by a member; "
+    "`details.may_change` says who may), "
     "`method_not_allowed` (405, with `Allow`), `payload_too_large` (413), `unsupported_media_type` (415, a "
     "body sent without a JSON content type), "
     "`invalid` (422, the body or parameters break the schema; `details` says where), "

@@ -12,7 +12,9 @@ Rules, from most open to most closed:
 - ``api_key``: owners and admins, or the member the key belongs to.
 - ``member:admin``: owners and admins, on a member of the tenant.
 
-Whatever a caller may not see is 404, never 403: existence is not leaked.
+Whatever a caller may not see is 404: existence is not leaked. A write the caller may not make
+on something the caller may read (``WRITES_OF_READABLE``: every key of the tenant reads the agents,
+the tenant's settings and its members) is 403 ``forbidden``: it leaks nothing, and says why.
 The loaded object is kept on ``g`` (``g.agent``, ``g.session``, ``g.run``,
 ``g.api_key``, ``g.member``) so views do not load it twice.
 """
@@ -24,7 +26,7 @@ import uuid
 from flask import g, request
 
 from hango import tenancy
-from hango.errors import NotFound, Unprocessable
+from hango.errors import Forbidden, NotFound, Unprocessable
 
 AGENT = "/v1/agents/<uuid:agent_id>"
 SESSION = "/v1/sessions/<uuid:session_id>"
@@ -99,6 +101,16 @@ TABLE: dict[tuple[str, str], str] = {
 }
 
 
+# The rules whose refused writes touch something every key of the tenant may read (its GET routes
+# are ``tenant`` or ``agent:read``), and who may make those writes: they answer 403, the rest 404.
+# A refused read is always 404.
+WRITES_OF_READABLE: dict[str, list[str]] = {
+    "agent:write": ["agent owner", "owner", "admin"],
+    "admin": ["owner", "admin"],
+    "member:admin": ["owner", "admin"],
+}
+
+
 def rule_for(method: str, path_rule: str) -> str | None:
     """The rule of one route, or None when the table has no row for it."""
     method = "GET" if method == "HEAD" else method
@@ -123,23 +135,23 @@ def enforce() -> None:
     store = tenancy.store()
     args = request.view_args or {}
     if rule == "admin":
-        _require(who.is_admin)
+        _require(who.is_admin, rule)
     elif rule in ("agent:read", "agent:write"):
         g.agent = _found(store.agents.get(args["agent_id"]))
-        _require(rule == "agent:read" or who.is_admin or g.agent.owner_id == who.user_id)
+        _require(rule == "agent:read" or owns(g.agent.owner_id), rule)
     elif rule == "session":
         g.session = _found(store.sessions.get(args["session_id"]))
-        _require(who.is_admin or g.session.owner_id == who.user_id)
+        _require(owns(g.session.owner_id), rule)
     elif rule == "run":
         g.run = _found(store.runs.get(args["run_id"]))
         g.session = _found(store.sessions.get(g.run.session_id))
-        _require(who.is_admin or g.session.owner_id == who.user_id)
+        _require(owns(g.session.owner_id), rule)
     elif rule == "api_key":
         g.api_key = _found(store.api_keys.get(args["key_id"]))
-        _require(who.is_admin or g.api_key.user_id == who.user_id)
+        _require(owns(g.api_key.user_id), rule)
     elif rule == "member:admin":
-        _require(who.is_admin)
         g.member = _found(store.members.get(args["user_id"]))
+        _require(who.is_admin, rule)
     else:
         raise NotFound()
 
@@ -150,9 +162,18 @@ def _found(row):
     return row
 
 
-def _require(allowed: bool) -> None:
-    if not allowed:
+def _require(allowed: bool, rule: str) -> None:
+    """Refuse the request unless ``allowed``: 403 for a write on what the caller reads, else 404."""
+    if allowed:
+        return
+    if request.method == "GET" or rule not in WRITES_OF_READABLE:
         raise NotFound()
+    refuse_write(rule)
+
+
+def refuse_write(rule: str, message: str = "the caller may read this but not change it") -> None:
+    """Raise 403 ``forbidden`` for a write ``rule`` refuses, naming who may make it."""
+    raise Forbidden(message, code="forbidden", details={"may_change": WRITES_OF_READABLE[rule]})
 
 
 def owns(owner_id: uuid.UUID) -> bool:

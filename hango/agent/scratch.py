@@ -73,11 +73,14 @@ class TurnRecord:
     def usage(self) -> dict[str, int]:
         return {name: sum(call["usage"][name] for call in self.calls) for name in USAGE_FIELDS}
 
-    def cost(self) -> str | None:
-        """The turn's total price in USD as a decimal string; None when some call has no price."""
+    def cost(self) -> float | None:
+        """The turn's total price in USD, a number as each call's ``cost.usd``; None when some call has no price.
+
+        Summed exactly (the events' decimal strings), then made a number once.
+        """
         if any(cost is None for cost in self.costs):
             return None
-        return str(sum((Decimal(cost) for cost in self.costs), Decimal(0)))
+        return float(sum((Decimal(cost) for cost in self.costs), Decimal(0)))
 
 
 class RecordingSteps:

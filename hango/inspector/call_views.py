@@ -21,7 +21,7 @@ from hango.agent.ledger.record import (
     rebuild,
     tool_hash,
 )
-from hango.agent.ledger.verdict import rules_for
+from hango.agent.ledger.verdict import Outlook, written_tokens
 from hango.agent.parts import (
     SCRATCH,
     TRANSCRIPT,
@@ -35,7 +35,6 @@ from hango.agent.parts import (
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
 from hango.messages import Block, ToolUseBlock
-from hango.providers import split_model
 from hango.providers.prices import Tokens, prices_of
 from hango.store import TenantStore
 
@@ -135,18 +134,17 @@ def last_of_conversation(store: TenantStore, session_id: Any) -> Any | None:
     return store.model_calls.latest_id(session_id, CONVERSATION)
 
 
-def next_call_cost(assembly: Assembly, cache: dict[str, Any], deps: Deps, total: int) -> dict[str, Any]:
+def next_call_cost(
+    assembly: Assembly, cache: dict[str, Any], ahead: Outlook, deps: Deps, total: int
+) -> dict[str, Any]:
     """What the next call's input (``total`` tokens, as inspect counts them) is expected to cost.
 
-    It reads the cached prefix, writes the rest up to its last breakpoint and sends the
-    remainder uncached; output is not known before the call, so it is not priced.
+    It reads the cached prefix, writes the rest of its longest cached prefix (none below the
+    model's minimum, none without a cache: ``written_tokens``) and sends the remainder uncached;
+    output is not known before the call, so it is not priced.
     """
     read = min(cache["expected_read_tokens"], total)
-    model = assembly.state.agent.model
-    caching = rules_for(split_model(model)[0], deps.config.cache_rules).enabled
-    call = assembly.sent if caching else None  # a provider that caches writes nothing: no call listed
-    marked = call.tokens_through(max(call.breakpoints)) if call is not None and call.breakpoints else 0
-    write = max(0, min(marked, total) - read)
+    write = max(0, min(written_tokens(assembly.sent, ahead), total) - read)
     tokens = Tokens(total - read - write, read, write, 0)
-    cost = prices_of(deps.config.prices).cost(model, tokens)
+    cost = prices_of(deps.config.prices).cost(assembly.state.agent.model, tokens)
     return {"tokens": tokens._asdict(), **cost.as_dict()}

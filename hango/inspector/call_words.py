@@ -34,6 +34,9 @@ def verdict_words(cache: dict[str, Any]) -> dict[str, str]:
     if reason is None:
         return {"badge": badge, "words": f"read {cache['reported_read_tokens']:,} cached tokens as expected"}
     if reason == "prefix_changed":
-        return {"badge": badge, "words": f"missed: {cause_words(cache['miss_part'], cache['miss_cause'])}"}
+        lost = cause_words(cache["miss_part"], cache["miss_cause"])
+        read = cache.get("reported_read_tokens") or 0  # the prefix before the change is still read
+        words = f"read {read:,} cached tokens, missed the rest: {lost}" if read else f"missed: {lost}"
+        return {"badge": badge, "words": words}
     words = REASON_WORDS.get(reason, reason)
     return {"badge": badge, "words": words if badge == "first" else f"missed: {words}"}

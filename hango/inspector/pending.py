@@ -21,14 +21,17 @@ from typing import Any
 
 from hango.agent.assembly import Prepared, prepare_agent, prepare_session
 from hango.agent.deps import Deps
+from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import sent_call
 from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import PartID, tool_part
 from hango.agent.state import Caller
 from hango.inspector.inspection import Assembly, assemble
+from hango.inspector.net_price import net_price
 from hango.inspector.override_rules import closed_for_put, validate_set
 from hango.inspector.snapshot import Snapshot
+from hango.providers.prices import Rates
 from hango.store import TenantStore
 from hango.store.context_overrides import StoredOverride, Target
 
@@ -94,12 +97,18 @@ class Preview:
     def added(self) -> list[PartID]:
         return [p for route in ROUTES for p in self.closed[route].added]
 
-    def change(self, ahead: Outlook) -> dict[str, Any]:
-        """The figures of the change itself: companions, which routes change, the cache it costs, the sets."""
+    def change(self, ahead: Outlook, rates: Rates) -> dict[str, Any]:
+        """The figures of the change itself: companions, which routes change, its net price, the sets."""
+        saved = estimate_request(self.stored.captured.to_request()) - estimate_request(
+            self.assembly.captured.to_request()
+        )
+        loss = self.cache_loss(ahead)
         return {
             "added": self.added,
             "changed": {route: self.closed[route].changed for route in ROUTES},
-            "cache_loss_tokens": self.cache_loss(ahead),
+            "tokens_saved": saved,
+            "cache_loss_tokens": loss,
+            **net_price(saved, loss, rates, ahead),
             "overrides": {
                 route: [dataclasses.asdict(o) for o in self.closed[route].overrides] for route in ROUTES
             },

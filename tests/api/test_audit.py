@@ -38,7 +38,7 @@ def test_every_mutating_route_writes_exactly_one_audit_row(route, acme, world: W
 
 def test_a_refused_mutation_writes_no_audit_row(acme, world: World, engine):
     before = len(_audit_rows(engine))
-    assert acme.member2.delete(f"/v1/agents/{world.agent}").status_code == 404
+    assert acme.member2.delete(f"/v1/agents/{world.agent}").status_code == 403
     assert (
         acme.owner.delete(f"/v1/api-keys/{acme.owner.get('/v1/me').get_json()['api_key_id']}").status_code
         == 409

@@ -109,7 +109,7 @@ def test_revoking_the_key_in_use_works_when_another_remains(acme, world: World):
 
 def test_tenant_settings_are_read_by_all_and_changed_by_owners_and_admins(acme):
     assert acme.member.get("/v1/tenant").get_json()["token_quota"] is None
-    assert acme.member.patch("/v1/tenant", json={"token_quota": 5}).status_code == 404
+    assert acme.member.patch("/v1/tenant", json={"token_quota": 5}).status_code == 403
     changed = acme.admin.patch("/v1/tenant", json={"token_quota": 5000, "trace_llm_content": True})
     assert changed.status_code == 200
     assert changed.get_json()["token_quota"] == 5000

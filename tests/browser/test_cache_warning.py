@@ -2,7 +2,7 @@
 
 The demo's offline provider has no cache (nothing to lose); ``HANGO_CACHE_RULES`` gives it one
 here, so the warning shows the server's price of each change: the preview's ``cache_loss_tokens``,
-which is inspect's per-part figure of the earliest changed part.
+inspect's per-part figure of the earliest changed part less the parts no longer sent.
 """
 
 from __future__ import annotations
@@ -46,15 +46,25 @@ def test_before_saving_a_change_that_breaks_the_cached_prefix_the_panel_says_the
             "from the cache (they are written to it again)."
         )
 
-    admin.box(THANKS).uncheck()  # the last message: what the cache holds of it is lost too
-    says(next(p for p in inspect["messages"] if p["id"] == THANKS)["cache_loss_tokens"])
+    def priced(*parts: str) -> int:
+        """The preview's price of leaving ``parts`` out (tools and system blocks are the agent's)."""
+        body = {route: {"overrides": []} for route in ("agent", "session")}
+        for part in parts:
+            route = "session" if part.startswith("message:") else "agent"
+            body[route]["overrides"].append({"part": part, "action": "exclude"})
+        loss = api.call("POST", f"/v1/sessions/{demo.session_id}/context/preview", json=body)["pending"]
+        return loss["cache_loss_tokens"]
+
+    admin.box(THANKS).uncheck()  # the last message: what the cache holds after it is lost too
+    says(priced(THANKS))
     admin.box(THANKS).check()
     expect(note).to_be_hidden()
     admin.box(late["id"]).uncheck()
-    says(late["cache_loss_tokens"])
+    says(priced(late["id"]))
     admin.box(first["id"]).uncheck()
-    says(first["cache_loss_tokens"])  # the earliest change decides
+    says(priced(late["id"], first["id"]))  # the earliest change decides
+    assert priced(late["id"], first["id"]) > priced(late["id"]) > 0
     admin.box(first["id"]).check()
-    says(late["cache_loss_tokens"])
+    says(priced(late["id"]))
     admin.page.get_by_role("button", name="Discard").click()
     expect(note).to_be_hidden()

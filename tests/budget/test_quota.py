@@ -64,7 +64,7 @@ def test_owners_set_the_quota_and_members_cannot(acme: Tenant) -> None:
 
     refused = acme.member.patch("/v1/tenant", json={"token_quota": None})
 
-    assert (refused.status_code, error_code(refused)) == (404, "not_found")
+    assert (refused.status_code, error_code(refused)) == (403, "forbidden")  # the tenant is theirs to read
     assert acme.owner.get("/v1/tenant").get_json()["token_quota"] == 5000
     assert set_quota(acme.owner, None)["token_quota"] is None
     assert usage(acme.owner)["quota_left"] is None

@@ -234,7 +234,7 @@ def test_try_turn_prints_the_steps_then_the_answer_a_summary_and_the_would_be_di
     assert "stop reason: end_turn" in lines
     assert any(
         re.fullmatch(
-            r"2 calls · 1 tool call · input \d+ · output \d+ · cache read 0 · cache write 0 · \$0", li
+            r"2 calls · 1 tool call · input \d+ · output \d+ · cache read 0 · cache write 0 · \$0\.0000", li
         )
         for li in lines
     ), lines

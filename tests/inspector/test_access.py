@@ -62,13 +62,13 @@ def test_a_member_reading_another_members_session_context_gets_404(lab: Lab, mem
     assert lab.as_("admin").get(f"/v1/sessions/{session}/context").status_code == 200
 
 
-def test_a_member_changing_another_members_agent_overrides_gets_404(lab: Lab, members):
+def test_a_member_changing_another_members_agent_overrides_gets_403(lab: Lab, members):
     agent, _ = members
     other = lab.as_("member2")
 
     response = other.put(f"/v1/agents/{agent}/context-overrides", json=excluding("tool:grep"))
 
-    assert response.status_code == 404 and error_code(response) == "not_found"
+    assert response.status_code == 403 and error_code(response) == "forbidden"  # the agent is theirs to read
     assert other.get(f"/v1/agents/{agent}/context-overrides").status_code == 200  # reading follows GET agent
     assert (
         lab.as_("member")

@@ -161,7 +161,8 @@ def test_suggestions_give_the_money_saved_per_call_next_to_the_tokens(lab):
     (found,) = lab.who.get(f"/v1/sessions/{session}/context/suggestions").get_json()["suggestions"]
 
     rates = Prices().rates(SONNET)
-    assert found["usd_saved_per_call"] == pytest.approx(rates.usd(found["tokens_saved"], "input_mtok"))
+    # those parts would be read from the cache on every later call: saved at the cache-read price
+    assert found["usd_saved_per_call"] == pytest.approx(rates.usd(found["tokens_saved"], "cache_read_mtok"))
     write_less_read = rates.usd(found["cache_loss_tokens"], "cache_write_mtok", "cache_read_mtok")
     assert found["usd_cache_loss"] == pytest.approx(write_less_read)
 

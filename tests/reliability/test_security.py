@@ -61,14 +61,15 @@ def test_generated_ids_are_404_on_every_object_route_for_every_caller(
 
 
 def test_another_members_objects_are_404_under_every_route(acme: Tenant, world: World, engine) -> None:
-    """member2 on member's session, run, key (and writes to member's agent): 404, nothing changed."""
+    """member2 on member's session, run, key: 404; writes to member's agent (readable): 403; nothing changed."""
     private = [e for e in OBJECT_ROUTES if any(p in e.path for p in ("{session}", "{run}", "{key}"))]
     writes = [e for e in OBJECT_ROUTES if "{agent}" in e.path and e.method != "GET"]
     before = snapshot(engine, world.tenant)
     for example in private + writes:
         path, body = example.for_world(world.values())
         response = acme.member2.request(example.method, path, json=body)
-        assert response.status_code == 404, (example.id, response.get_json())
+        status = 403 if example in writes else 404
+        assert response.status_code == status, (example.id, response.get_json())
     assert snapshot(engine, world.tenant) == before
     record("security/isolation", member_routes=len(private) + len(writes), object_routes=len(OBJECT_ROUTES))
 

@@ -31,6 +31,9 @@ that expectation with what the provider reported:
   ``READ_TOLERANCE`` (10 %: a report-scaled expectation is exact for the whole previous
   prompt and close for a part of it; an estimate errs high on purpose).
 
+A read within ``READ_TOLERANCE`` of the expected one, either way, is the expected read: after
+a change it is the partial prefix, and the verdict names what broke the rest.
+
 The same model prices a change before it is made (``outlook``, ``part_cache_losses``,
 ``change_cache_loss``): what the cache holds for the next call (``live``, ``expired``,
 ``first_call``, or ``none`` for a provider without a cache) and each part's price in the
@@ -122,8 +125,10 @@ def judge(
     only when the prefix changed, for the cause of the first difference.
 
     ``calibrated``: the agent's calibration ratio for the model, the expected read's unit when the
-    previous call has no plausible report. A provider that read more than expected found a prefix
-    the lineage does not know (another session of the same agent wrote it): that is no miss.
+    previous call has no plausible report. A provider that read more than expected, by more than
+    ``READ_TOLERANCE``, found a prefix the lineage does not know (another session of the same
+    agent wrote it): that is no miss. Within the tolerance it read the expected prefix (a partial
+    one after a change, in units scaled from a whole prompt), and the miss stands.
     """
     ahead = outlook(previous, now=started_at, rules=rules, model=model, calibrated=calibrated)
     if ahead.state == "none":
@@ -134,7 +139,7 @@ def judge(
         verdict = Verdict(0, "expired")
     else:
         verdict = _in_lifetime(previous, call, ahead, facts, reported)
-    if reported is not None and reported > verdict.expected_read_tokens:
+    if reported is not None and reported > verdict.expected_read_tokens * (1 + READ_TOLERANCE):
         return Verdict(verdict.expected_read_tokens)
     return verdict
 
@@ -247,10 +252,40 @@ def _through(call: SentCall) -> list[int]:
     return list(itertools.accumulate(p.tokens for p in call.parts))
 
 
+def cached_marks(call: SentCall, ahead: Outlook) -> list[int]:
+    """The breakpoints of ``call`` whose prefix the provider caches: those at or above the minimum, in order.
+
+    A prefix shorter than the minimum is neither written nor read; a provider without a cache
+    caches nothing.
+    """
+    if ahead.state == "none":
+        return []
+    through = ahead.through(call)
+    return sorted(b for b in call.breakpoints if through[b] >= ahead.minimum)
+
+
+def written_tokens(call: SentCall, ahead: Outlook) -> int:
+    """What sending ``call`` puts in the cache, in ``ahead``'s units: its longest cached prefix (0 below the
+    minimum); the next call's write is this less what it reads."""
+    marks = cached_marks(call, ahead)
+    return ahead.through(call)[marks[-1]] if marks else 0
+
+
 def change_cache_loss(before: SentCall, after: SentCall, ahead: Outlook) -> int:
-    """The tokens (``ahead``'s units) the next call no longer reads from the cache when it sends ``after``,
-    not ``before``: the cached prefixes of ``before`` it no longer shares whole (none once expired)."""
-    return part_cache_losses(before, ahead)[common_prefix(before.parts, after.parts)]
+    """The tokens (``ahead``'s units) the next call writes again because it sends ``after``, not ``before``.
+
+    The cache keeps ``before``'s cached prefixes that end before the first change; the parts of
+    the lost ones that ``after`` still sends are written again instead of read. A part ``after``
+    leaves out is not among them: it is no longer sent, so it is saved, not lost. None once the
+    cache expired (or for a provider without one).
+    """
+    if not ahead.priced:
+        return 0
+    shared = common_prefix(before.parts, after.parts)
+    marks = cached_marks(before, ahead)
+    kept = max((m for m in marks if m < shared), default=-1)
+    lost = {p.part for p in before.parts[kept + 1 : marks[-1] + 1]} if marks else set()
+    return round(sum(p.tokens for p in after.parts[kept + 1 :] if p.part in lost) * ahead.scale)
 
 
 def part_cache_losses(call: SentCall, ahead: Outlook) -> list[int]:
@@ -263,7 +298,7 @@ def part_cache_losses(call: SentCall, ahead: Outlook) -> list[int]:
     if not ahead.priced:
         return [0] * (len(call.parts) + 1)
     through = ahead.through(call)
-    marks = sorted(b for b in call.breakpoints if through[b] >= ahead.minimum)
+    marks = cached_marks(call, ahead)
     full = through[marks[-1]] if marks else 0
     losses, kept, k = [], 0, 0
     for index in range(len(call.parts) + 1):
