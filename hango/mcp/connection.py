@@ -248,11 +248,12 @@ class Connection:
             return run(bounded)
         except ServerFailure:
             raise
-        except BaseException:  # the server's fault, told to the caller
+        except BaseException as failure:  # the server's fault, told to the caller
+            cause: BaseException = failure
             if self.transport is not None and self.transport.too_large:
                 self.transport.too_large = False
-                exc = AnswerTooLarge(f"the answer passed {self.limits.max_answer_bytes:,} bytes")
-            raise ServerFailure(f"server {self.target.name!r}: {describe(exc, self.limits)}") from None
+                cause = AnswerTooLarge(f"the answer passed {self.limits.max_answer_bytes:,} bytes")
+            raise ServerFailure(f"server {self.target.name!r}: {describe(cause, self.limits)}") from None
 
     def close(self) -> None:
         """Stop the session (and a stdio server's process) without waiting for it to go."""

@@ -328,3 +328,28 @@ def test_inspect_reads_the_stored_list_and_never_talks_to_a_server(acme, world, 
         acme.member.get(f"/v1/agents/{world.agent}/mcp-servers"),
     ]
     assert [r.status_code for r in reads] == [200, 200, 200]
+
+
+# answers initialize, then never answers tools/list
+SILENT_SERVER = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        info = {"name": "silent", "version": "1"}
+        result = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": info}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+"""
+
+
+def test_refresh_of_a_server_that_never_lists_its_tools_fails_within_the_deadline(make_app, acme, tmp_path):
+    import sys
+
+    catalog = write_catalog(tmp_path, silent={"command": sys.executable, "args": ["-c", SILENT_SERVER]})
+    owner = _as(make_app(mcp_catalog=catalog, mcp_call_timeout=2.0), acme.owner)
+    server = owner.post("/v1/mcp-servers", json={"name": "silent", "catalog": "silent"}).get_json()
+
+    response = owner.post(f"/v1/mcp-servers/{server['id']}/refresh")
+
+    assert (response.status_code, error_code(response)) == (502, "mcp_server_failed"), response.get_json()
+    assert "no answer in time (2 s)" in response.get_json()["error"]["message"]
