@@ -16,6 +16,7 @@ from blueprints import (
     context,
     context_try,  # noqa: F401 (adds its route to context.blp)
     health,
+    mcp_servers,
     me,
     members,
     memory,
@@ -36,6 +37,7 @@ API_BLUEPRINTS = [
     members.blp,
     api_keys.blp,
     agents.blp,
+    mcp_servers.blp,
     memory.blp,
     skills.blp,
     sessions.blp,

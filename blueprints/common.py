@@ -97,3 +97,13 @@ def found(row: sa.Row | None, what: str) -> sa.Row:
     if row is None:
         raise NotFound(f"{what} not found")
     return row
+
+
+class ReasonSchema(Schema):
+    """A body of one optional field: why, kept in the action's audit row."""
+
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "why, for the audit log (optional)"},
+    )

@@ -17,7 +17,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.calls import CallDetailSchema, CallUsageSchema, call_detail, prices
-from blueprints.common import MAX_PAGE, error_response, page_of, paged
+from blueprints.common import MAX_PAGE, ReasonSchema, error_response, page_of, paged
 from blueprints.context import session_assembly
 from blueprints.messages import MessageSchema
 from hango import admission, tenancy
@@ -189,12 +189,8 @@ class EventsArgsSchema(Schema):
     limit = fields.Integer(load_default=MAX_PAGE, validate=validate.Range(min=1, max=MAX_PAGE))
 
 
-class CancelSchema(Schema):
-    reason = fields.String(
-        load_default=None,
-        validate=validate.Length(min=1, max=200),
-        metadata={"description": "why, for the audit log (optional)"},
-    )
+class CancelSchema(ReasonSchema):
+    """Why the run is cancelled (optional)."""
 
 
 class RunEventSchema(Schema):

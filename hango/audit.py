@@ -25,6 +25,11 @@ ACTIONS: tuple[str, ...] = (
     "context.try",
     "session.compact",
     "run.cancel",
+    "mcp_server.create",
+    "mcp_server.delete",
+    "mcp_server.refresh",
+    "agent.mcp_attach",
+    "agent.mcp_detach",
 )
 
 

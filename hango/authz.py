@@ -11,12 +11,14 @@ Rules, from most open to most closed:
 - ``run``: as ``session``, for the run's session.
 - ``api_key``: owners and admins, or the member the key belongs to.
 - ``member:admin``: owners and admins, on a member of the tenant.
+- ``mcp_server``: an MCP server of the tenant (every role may read it).
+- ``mcp_server:admin``: owners and admins, on an MCP server of the tenant.
 
 Whatever a caller may not see is 404: existence is not leaked. A write the caller may not make
 on something the caller may read (``WRITES_OF_READABLE``: every key of the tenant reads the agents,
-the tenant's settings and its members) is 403 ``forbidden``: it leaks nothing, and says why.
+the tenant's settings, its members and its MCP servers) is 403 ``forbidden``: it leaks nothing, and says why.
 The loaded object is kept on ``g`` (``g.agent``, ``g.session``, ``g.run``,
-``g.api_key``, ``g.member``) so views do not load it twice.
+``g.api_key``, ``g.member``, ``g.mcp_server``) so views do not load it twice.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from hango.errors import Forbidden, NotFound, Unprocessable
 
 AGENT = "/v1/agents/<uuid:agent_id>"
 SESSION = "/v1/sessions/<uuid:session_id>"
+MCP_SERVER = "/v1/mcp-servers/<uuid:server_id>"
 ADMIN_PAGES = (
     "/admin/",
     "/admin/agents",
@@ -72,6 +75,14 @@ TABLE: dict[tuple[str, str], str] = {
     ("GET", f"{AGENT}/skills/<string:name>"): "agent:read",
     ("PUT", f"{AGENT}/skills/<string:name>"): "agent:write",
     ("DELETE", f"{AGENT}/skills/<string:name>"): "agent:write",
+    ("GET", f"{AGENT}/mcp-servers"): "agent:read",
+    ("PUT", f"{AGENT}/mcp-servers/<uuid:server_id>"): "agent:write",
+    ("DELETE", f"{AGENT}/mcp-servers/<uuid:server_id>"): "agent:write",
+    ("GET", "/v1/mcp-servers"): "tenant",
+    ("POST", "/v1/mcp-servers"): "admin",
+    ("GET", MCP_SERVER): "mcp_server",
+    ("DELETE", MCP_SERVER): "mcp_server:admin",
+    ("POST", f"{MCP_SERVER}/refresh"): "mcp_server:admin",
     ("GET", "/v1/sessions"): "tenant",
     ("POST", "/v1/sessions"): "tenant",
     ("GET", SESSION): "session",
@@ -102,12 +113,13 @@ TABLE: dict[tuple[str, str], str] = {
 
 
 # The rules whose refused writes touch something every key of the tenant may read (its GET routes
-# are ``tenant`` or ``agent:read``), and who may make those writes: they answer 403, the rest 404.
+# are ``tenant``, ``agent:read`` or ``mcp_server``), and who may make those writes: they answer 403, the rest 404.
 # A refused read is always 404.
 WRITES_OF_READABLE: dict[str, list[str]] = {
     "agent:write": ["agent owner", "owner", "admin"],
     "admin": ["owner", "admin"],
     "member:admin": ["owner", "admin"],
+    "mcp_server:admin": ["owner", "admin"],
 }
 
 
@@ -136,6 +148,9 @@ def enforce() -> None:
     args = request.view_args or {}
     if rule == "admin":
         _require(who.is_admin, rule)
+    elif rule in ("mcp_server", "mcp_server:admin"):
+        g.mcp_server = _found(store.mcp_servers.get(args["server_id"]))
+        _require(rule == "mcp_server" or who.is_admin, rule)
     elif rule in ("agent:read", "agent:write"):
         g.agent = _found(store.agents.get(args["agent_id"]))
         _require(rule == "agent:read" or owns(g.agent.owner_id), rule)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from hango.mcp.catalog import CatalogServer, read_catalog
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -50,23 +52,49 @@ class Config:
     max_runs_per_tenant: int = 32  # and per tenant
     reaper_interval: int = 10  # seconds between the periodic reaper's passes (divides 60)
     worker_heartbeat: float = 5.0  # a worker silent for 3 heartbeats is dead: its jobs are failed
+    secret_key: str | None = None  # encrypts the MCP servers' header secrets at rest
+    mcp_catalog: Path | None = None  # the operator's stdio MCP servers (``docs/learning/mcp-tools.md``)
+    mcp_allow_networks: str | None = None  # networks an MCP URL may reach beyond the public internet
+    mcp_connect_timeout: float = 10.0  # seconds to reach an MCP server and start its session
+    mcp_call_timeout: float = 30.0  # seconds for one tools/list or tools/call answer
+    mcp_max_answer_bytes: int = 1_000_000  # the largest answer read from an MCP server
 
     def __post_init__(self) -> None:
         self.proxy_networks  # noqa: B018 - a bad address fails here, at start, not on a request
+        self.mcp_networks  # noqa: B018
+        self.mcp_servers  # noqa: B018 - a bad catalog fails at start too
 
     @property
     def proxy_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
         """The proxies of ``HANGO_TRUSTED_PROXIES`` (addresses or networks, comma-separated)."""
-        entries = [part.strip() for part in (self.trusted_proxies or "").split(",") if part.strip()]
+        return _networks("HANGO_TRUSTED_PROXIES", self.trusted_proxies)
+
+    @property
+    def mcp_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        """The networks of ``HANGO_MCP_ALLOW_NETWORKS`` an MCP server's URL may resolve into."""
+        return _networks("HANGO_MCP_ALLOW_NETWORKS", self.mcp_allow_networks)
+
+    @property
+    def mcp_servers(self) -> dict[str, CatalogServer]:
+        """The operator's stdio MCP servers by name, read from ``HANGO_MCP_CATALOG`` (none without one)."""
         try:
-            return [ipaddress.ip_network(entry) for entry in entries]
+            return read_catalog(self.mcp_catalog)
         except ValueError as exc:
-            raise ConfigError(f"HANGO_TRUSTED_PROXIES={self.trusted_proxies!r}: {exc}") from exc
+            raise ConfigError(f"HANGO_MCP_CATALOG={self.mcp_catalog}: {exc}") from None
 
     @property
     def worker_timeout(self) -> int:
         """Gunicorn's worker timeout: above both the run and the try deadline."""
         return int(max(self.run_timeout, self.context_try_timeout)) + 30
+
+
+def _networks(var: str, raw: str | None) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The comma-separated addresses or networks of ``var``; a bad one is a ConfigError."""
+    entries = [part.strip() for part in (raw or "").split(",") if part.strip()]
+    try:
+        return [ipaddress.ip_network(entry) for entry in entries]
+    except ValueError as exc:
+        raise ConfigError(f"{var}={raw!r}: {exc}") from exc
 
 
 _ENV = {
@@ -104,6 +132,12 @@ _ENV = {
     "reaper_interval": "HANGO_REAPER_INTERVAL",
     "worker_heartbeat": "HANGO_WORKER_HEARTBEAT",
     "prices": "HANGO_PRICES",
+    "secret_key": "HANGO_SECRET_KEY",
+    "mcp_catalog": "HANGO_MCP_CATALOG",
+    "mcp_allow_networks": "HANGO_MCP_ALLOW_NETWORKS",
+    "mcp_connect_timeout": "HANGO_MCP_CONNECT_TIMEOUT",
+    "mcp_call_timeout": "HANGO_MCP_CALL_TIMEOUT",
+    "mcp_max_answer_bytes": "HANGO_MCP_MAX_ANSWER_BYTES",
 }
 
 

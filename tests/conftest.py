@@ -6,6 +6,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -26,6 +27,7 @@ from hango.providers import ProviderSettings, close_providers, load_sdks
 from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As, Tenant
 from tests.support.database import migrated_postgres, worker_database
+from tests.support.mcp import write_catalog
 from tests.support.provider_env import clear_provider_env
 from tests.support.server import gunicorn_server
 
@@ -168,8 +170,14 @@ def in_process() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def session_app(database_url: str) -> Flask:
-    return create_app({"database_url": database_url, **in_process()})
+def mcp_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The operator catalog every test app has: the reference ``time`` and ``git`` stdio servers."""
+    return write_catalog(tmp_path_factory.mktemp("mcp"))
+
+
+@pytest.fixture(scope="session")
+def session_app(database_url: str, mcp_catalog: Path) -> Flask:
+    return create_app({"database_url": database_url, "mcp_catalog": mcp_catalog, **in_process()})
 
 
 @pytest.fixture
@@ -178,11 +186,13 @@ def app(session_app: Flask, clean_db: None) -> Flask:
 
 
 @pytest.fixture
-def make_app(database_url: str, clean_db: None):
+def make_app(database_url: str, mcp_catalog: Path, clean_db: None):
     """Build an app with configuration overrides."""
 
     def build(**overrides) -> Flask:
-        app = create_app({"database_url": database_url, **in_process(), **overrides})
+        app = create_app(
+            {"database_url": database_url, "mcp_catalog": mcp_catalog, **in_process(), **overrides}
+        )
         # As each server worker does before it serves (wsgi.py): no call pays for an SDK's import
         # while its deadline runs. Under xdist a worker's first such test may come early in its run.
         load_sdks(ProviderSettings.from_config(app.config["HANGO"]))

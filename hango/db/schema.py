@@ -297,4 +297,31 @@ context_overrides = sa.Table(
     _created(),
 )
 
+mcp_servers = sa.Table(
+    "mcp_servers",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("catalog", sa.Text),
+    sa.Column("url", sa.Text),
+    sa.Column("header_names", JSONB, nullable=False),
+    sa.Column("headers_sealed", sa.LargeBinary),
+    sa.Column("tools", JSONB),
+    sa.Column("tools_hash", sa.Text),
+    sa.Column("tools_read_at", sa.DateTime(timezone=True)),
+    sa.Column("created_by", UUID(as_uuid=True), nullable=False),
+    _created(),
+)
+
+agent_mcp_servers = sa.Table(
+    "agent_mcp_servers",
+    metadata,
+    _tenant(),
+    sa.Column("agent_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("server_id", UUID(as_uuid=True), nullable=False),
+    sa.Column("tools", JSONB),
+    _created(),
+)
+
 TENANT_TABLES: tuple[str, ...] = tuple(t.name for t in metadata.sorted_tables if "tenant_id" in t.c)

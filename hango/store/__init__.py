@@ -13,6 +13,7 @@ from hango.store.agents import Agents
 from hango.store.api_keys import ApiKeys
 from hango.store.audit import Audit
 from hango.store.context_overrides import ContextOverrides
+from hango.store.mcp_servers import McpServers
 from hango.store.members import Members
 from hango.store.memory_files import MemoryFiles
 from hango.store.messages import Messages
@@ -45,6 +46,7 @@ class TenantStore:
         self.audit = Audit(conn, tenant_id)
         self.recorded_changes = RecordedChanges(conn, tenant_id)
         self.context_overrides = ContextOverrides(conn, tenant_id)
+        self.mcp_servers = McpServers(conn, tenant_id)
         self.members = Members(conn, tenant_id)
         self.memory_files = MemoryFiles(conn, tenant_id)
         self.messages = Messages(conn, tenant_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hango.authz import AGENT, SESSION, TABLE
+from hango.authz import AGENT, MCP_SERVER, SESSION, TABLE
 
 
 @dataclass(frozen=True)
@@ -299,6 +299,47 @@ EXAMPLES = [
             "wrong_type": {"overrides": [{"part": 7, "action": "exclude"}]},
             "out_of_range": {"overrides": [{"part": "x" * 521, "action": "exclude"}]},
         },
+    ),
+    Example("GET", "/v1/mcp-servers", "/v1/mcp-servers", 200, shows="{mcp_server}", paged="cursor"),
+    Example(
+        "POST",
+        "/v1/mcp-servers",
+        "/v1/mcp-servers",
+        201,
+        {"name": "clock", "catalog": "time"},
+        action="mcp_server.create",
+        bad={
+            "wrong_type": {"name": 7, "catalog": "time"},
+            "out_of_range": {"name": "c" * 33, "catalog": "time"},
+        },
+    ),
+    Example("GET", MCP_SERVER, "/v1/mcp-servers/{mcp_server}", 200, shows="{mcp_server}"),
+    Example("DELETE", MCP_SERVER, "/v1/mcp-servers/{mcp_server}", 204, action="mcp_server.delete"),
+    Example(
+        "POST",
+        f"{MCP_SERVER}/refresh",
+        "/v1/mcp-servers/{mcp_server}/refresh",
+        200,
+        {"reason": "the server was upgraded"},
+        action="mcp_server.refresh",
+        bad={"wrong_type": {"reason": 7}, "out_of_range": {"reason": ""}},
+    ),
+    Example("GET", f"{AGENT}/mcp-servers", "/v1/agents/{agent}/mcp-servers", 200, shows="{mcp_server}"),
+    Example(
+        "PUT",
+        f"{AGENT}/mcp-servers/<uuid:server_id>",
+        "/v1/agents/{agent}/mcp-servers/{mcp_server}",
+        200,
+        {"tools": ["get_current_time"]},
+        action="agent.mcp_attach",
+        bad={"wrong_type": {"tools": "get_current_time"}, "out_of_range": {"tools": [""]}},
+    ),
+    Example(
+        "DELETE",
+        f"{AGENT}/mcp-servers/<uuid:server_id>",
+        "/v1/agents/{agent}/mcp-servers/{mcp_server}",
+        204,
+        action="agent.mcp_detach",
     ),
     Example("GET", "/v1/usage", "/v1/usage", 200),
     Example("GET", "/v1/audit", "/v1/audit", 200, paged="cursor"),

@@ -28,9 +28,9 @@ def expected_status(example: Example, case: str) -> int:
     if case == "stranger":
         return 404 if example.has_object else (example.stranger or example.ok)
     if case == "member2":
-        return example.ok if rule in ("tenant", "agent:read") else refused
+        return example.ok if rule in ("tenant", "agent:read", "mcp_server") else refused
     if case == "member":
-        return refused if rule in ("admin", "member:admin") else example.ok
+        return refused if rule in ("admin", "member:admin", "mcp_server:admin") else example.ok
     return example.ok
 
 

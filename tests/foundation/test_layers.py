@@ -24,11 +24,19 @@ from hango.config import REPO_ROOT
 
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("hango", "hango.errors", "hango.config", "hango.messages", "hango.telemetry"),
+    (
+        "hango",
+        "hango.errors",
+        "hango.config",
+        "hango.messages",
+        "hango.telemetry",
+        "hango.mcp.catalog",
+        "hango.secret_box",
+    ),
     ("hango.db",),
     ("hango.auth", "hango.audit", "hango.ratelimit"),
     ("hango.store",),
-    ("hango.providers",),
+    ("hango.providers", "hango.mcp"),
     ("hango.agent",),
     ("hango.inspector",),
     (

@@ -43,6 +43,7 @@ FIRST_RUN_STEPS = (
     r"setup: installing \d+ pinned packages and their dependencies from requirements\.txt",
     r"setup: installing Alpine\.js",
     r"run: starting the embedded PostgreSQL",
+    r"run: making the server key that seals stored secrets",
     r"run: migrating the database",
     r"run: seeding the demo tenant",
 )

@@ -11,9 +11,11 @@ import sqlalchemy as sa
 
 from hango.auth import generate_key
 from hango.db.schema import TENANT_TABLES, api_keys, metadata, runs, tenants, usage_records
+from hango.mcp.tool_lists import list_hash
 from hango.store import TenantStore
 from hango.store.part_costs import fold_waiting
 from tests.support.clients import Tenant
+from tests.support.mcp import TIME_TOOLS
 
 MEMORY_CONTENT = "remember: the deploy password is not in here"
 SKILL_BODY = "step 1: read the runbook"
@@ -38,6 +40,7 @@ class World:
     users: dict[str, str]
     keys: tuple[str, ...]
     member_keys: tuple[str, ...]
+    mcp_server: str  # the operator catalog's ``time``, attached to ``agent`` with its stored tool list
 
     def values(self) -> dict[str, str]:
         """Path placeholders: ``{agent}``, ``{session}``, ``{run}``, ``{key}``, ``{user}``..."""
@@ -51,6 +54,7 @@ class World:
             "message": self.messages[0],
             "call": self.calls[-1],
             "user": self.users["member2"],
+            "mcp_server": self.mcp_server,
         }
 
     def member_private(self) -> set[str]:
@@ -68,6 +72,7 @@ class World:
     def all_ids(self) -> set[str]:
         """Every id of the tenant, for 'another tenant never sees them' checks."""
         objects = {self.tenant, self.agent, self.other_agent, self.skill, self.session, self.other_session}
+        objects.add(self.mcp_server)
         runs = {self.run, self.queued_run}
         return objects | runs | {*self.messages, *self.calls, self.key, *self.users.values(), *self.keys}
 
@@ -92,6 +97,7 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
         second = store.messages.append(session.id, "assistant", [{"type": "text", "text": "hi"}], run_id)
         calls = _record_calls(store, session.id, run_id, member)
         spare = store.api_keys.create(member, "spare", generate_key(), 1000)
+        mcp_server = _attach_time(store, agent.id, owner)
         keys = conn.execute(
             sa.select(api_keys.c.id, api_keys.c.user_id).where(api_keys.c.tenant_id == store.tenant_id)
         )
@@ -111,7 +117,26 @@ def build_world(engine: sa.Engine, tenant: Tenant) -> World:
         users={role: getattr(tenant, role).user_id for role in ("owner", "admin", "member", "member2")},
         keys=tuple(owners),
         member_keys=tuple(key for key, user in owners.items() if user == member),
+        mcp_server=str(mcp_server),
     )
+
+
+def _attach_time(store: TenantStore, agent_id: uuid.UUID, owner: uuid.UUID) -> uuid.UUID:
+    """The catalog's ``time`` server, its tool list stored as an attach leaves it, attached to the agent.
+
+    And a Streamable HTTP server, never read, so the tenant's list has two.
+    """
+    server = store.mcp_servers.create(owner, "time", catalog="time", header_names=[])
+    tools = [
+        {"name": name, "description": f"{name} of a time zone", "input_schema": {"type": "object"}}
+        for name in TIME_TOOLS
+    ]
+    store.mcp_servers.store_tools(server.id, tools, list_hash(tools))
+    store.mcp_servers.attach(agent_id, server.id, None)
+    store.mcp_servers.create(
+        owner, "docs", url="https://93.184.216.34/mcp", header_names=[]
+    )  # listed, unread
+    return server.id
 
 
 def _record_calls(

@@ -1,0 +1,281 @@
+"""Sessions with MCP servers, driven from sync code through one long-lived event loop per process.
+
+All MCP client work runs on one anyio blocking portal (a thread with its own
+event loop), started on first use in each process (a forked worker starts its
+own). A ``Connection`` holds one initialized ``ClientSession`` open in a task on
+that loop; sync callers send it requests through the portal, each under a
+deadline. A Streamable HTTP connection goes only to the address its URL was
+checked to resolve to (``hango.mcp.addresses``), reads at most the answer cap
+per HTTP answer, and follows no redirect off the URL's origin (the SDK's rule).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import math
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+import httpcore2
+import httpx2
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from hango.config import Config
+from hango.mcp.addresses import Network, RefusedAddress, check_endpoint_async, parse_url
+from hango.mcp.catalog import CatalogServer
+
+T = TypeVar("T")
+
+
+class ServerFailure(Exception):
+    """An MCP server could not be reached or did not answer properly; the message is safe to show."""
+
+
+class AnswerTooLarge(ServerFailure):
+    """An answer passed the size cap."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The deadlines and caps of every MCP exchange (``HANGO_MCP_*``)."""
+
+    connect_timeout: float
+    call_timeout: float
+    max_answer_bytes: int
+    allowed: tuple[Network, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: Config) -> Limits:
+        return cls(
+            config.mcp_connect_timeout,
+            config.mcp_call_timeout,
+            config.mcp_max_answer_bytes,
+            tuple(config.mcp_networks),
+        )
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one server is: an operator catalog command, or a URL with its (opened) headers."""
+
+    name: str
+    command: CatalogServer | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # secrets: never in a repr or log
+
+
+# -- the loop ---------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_portal: tuple[int, BlockingPortal] | None = None
+
+
+def portal() -> BlockingPortal:
+    """This process's event loop thread for MCP work, started on first use."""
+    global _portal
+    with _lock:
+        if _portal is None or _portal[0] != os.getpid():
+            manager = start_blocking_portal()
+            _portal = (os.getpid(), manager.__enter__())
+            atexit.register(manager.__exit__, None, None, None)
+        return _portal[1]
+
+
+def run(work: Callable[[], Awaitable[T]]) -> T:
+    """Run ``work`` on the MCP loop and wait for its result (its own deadline bounds the wait)."""
+    return portal().call(work)
+
+
+# -- HTTP with a checked address and an answer cap --------------------------------------------
+
+
+class _PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """Connects every TCP stream to one checked address, whatever the host name (TLS still checks the name)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.inner = httpcore2.AnyIOBackend()
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return await self.inner.connect_tcp(self.address, port, timeout, local_address, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, transport: _GuardedTransport) -> None:
+        self.inner, self.transport, self.read = inner, transport, 0
+
+    async def __aiter__(self):
+        async for chunk in self.inner:
+            self.read += len(chunk)
+            if self.read > self.transport.cap:
+                # the SDK turns a broken stream into its own error: the transport remembers why
+                self.transport.too_large = True
+                raise AnswerTooLarge(f"the answer passed {self.transport.cap:,} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _GuardedTransport(httpx2.AsyncHTTPTransport):
+    """httpx2's transport on a pool pinned to ``address``, each answer's body capped at ``cap`` bytes."""
+
+    def __init__(self, address: str, cap: int) -> None:
+        super().__init__()
+        self._pool = httpcore2.AsyncConnectionPool(
+            ssl_context=httpx2.create_ssl_context(), network_backend=_PinnedBackend(address)
+        )
+        self.cap = cap
+        self.too_large = False
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await super().handle_async_request(request)
+        return httpx2.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_CappedStream(response.stream, self),
+            extensions=response.extensions,
+        )
+
+
+async def _http_streams(stack: contextlib.AsyncExitStack, connection: Connection):
+    target, limits = connection.target, connection.limits
+    try:
+        address = await check_endpoint_async(parse_url(target.url or ""), limits.allowed)
+    except RefusedAddress as exc:
+        raise ServerFailure(str(exc)) from None
+    connection.transport = _GuardedTransport(address, limits.max_answer_bytes)
+    client = httpx2.AsyncClient(
+        transport=connection.transport,
+        headers=target.headers,
+        timeout=httpx2.Timeout(limits.call_timeout, connect=limits.connect_timeout),
+    )
+    await stack.enter_async_context(client)
+    # the transport's cap bounds every answer, an SSE stream's events included, so it is the one rule
+    streams = streamable_http_client(target.url or "", http_client=client, max_sse_event_size=None)
+    return await stack.enter_async_context(streams)
+
+
+async def _stdio_streams(stack: contextlib.AsyncExitStack, target: Target):
+    command = target.command
+    assert command is not None
+    errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 - closed by the stack
+    parameters = StdioServerParameters(command=command.command, args=list(command.args), env=command.env)
+    return await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+
+
+# -- a held session ---------------------------------------------------------------------------
+
+
+class Connection:
+    """One initialized session with one server, held open on the MCP loop until closed or dead."""
+
+    def __init__(self, target: Target, limits: Limits) -> None:
+        self.target, self.limits = target, limits
+        self.session: ClientSession | None = None
+        self.transport: _GuardedTransport | None = None  # HTTP only
+        self._closed: anyio.Event | None = None
+        self._done = False
+
+    @classmethod
+    def open(cls, target: Target, limits: Limits) -> Connection:
+        """Start the server (stdio) or reach it (HTTP) and initialize the session, within the connect deadline."""
+        connection = cls(target, limits)
+        ready: threading.Event = threading.Event()
+        failure: list[BaseException] = []
+        portal().start_task_soon(connection._hold, ready, failure)
+        if not ready.wait(limits.connect_timeout + 5) and not failure:
+            connection.close()
+            raise ServerFailure(f"server {target.name!r} did not start within {limits.connect_timeout:g} s")
+        if failure:
+            raise ServerFailure(f"server {target.name!r}: {describe(failure[0])}")
+        return connection
+
+    async def _hold(self, ready: threading.Event, failure: list[BaseException]) -> None:
+        self._closed = anyio.Event()
+        try:
+            # one scope around the whole hold (the SDK's task groups must close inside it): the connect
+            # deadline first, lifted once the session is up
+            with anyio.CancelScope(deadline=anyio.current_time() + self.limits.connect_timeout) as scope:
+                async with contextlib.AsyncExitStack() as stack:
+                    if self.target.url is not None:
+                        read, write = await _http_streams(stack, self)
+                    else:
+                        read, write = await _stdio_streams(stack, self.target)
+                    session = ClientSession(read, write, read_timeout_seconds=self.limits.call_timeout)
+                    self.session = await stack.enter_async_context(session)
+                    await self.session.initialize()
+                    scope.deadline = math.inf
+                    ready.set()
+                    await self._closed.wait()
+            if scope.cancelled_caught and not ready.is_set():
+                failure.append(TimeoutError())
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:  # a dead server is a value here, never a crash of the loop
+            failure.append(exc)
+        finally:
+            self._done = True
+            ready.set()
+
+    @property
+    def alive(self) -> bool:
+        return self.session is not None and not self._done
+
+    def request(self, work: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """Send one request on the session under the call deadline; every failure is a ServerFailure."""
+        session = self.session
+        if session is None or self._done:
+            raise ServerFailure(f"server {self.target.name!r} is not running")
+
+        async def bounded() -> T:
+            with anyio.fail_after(self.limits.call_timeout):
+                return await work(session)
+
+        try:
+            return run(bounded)
+        except ServerFailure:
+            raise
+        except BaseException as failure:  # the server's fault, told to the caller
+            cause: BaseException = failure
+            if self.transport is not None and self.transport.too_large:
+                self.transport.too_large = False
+                cause = AnswerTooLarge(f"the answer passed {self.limits.max_answer_bytes:,} bytes")
+            raise ServerFailure(f"server {self.target.name!r}: {describe(cause, self.limits)}") from None
+
+    def close(self) -> None:
+        """Stop the session (and a stdio server's process) without waiting for it to go."""
+        closed = self._closed
+        if closed is not None and not self._done:
+            portal().call(closed.set)
+
+
+def describe(exc: BaseException, limits: Limits | None = None) -> str:
+    """What went wrong, in words safe to show a tenant: never a header, never a traceback."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError):
+        return "no answer in time" + (f" ({limits.call_timeout:g} s)" if limits else "")
+    if isinstance(exc, ServerFailure):
+        return str(exc)
+    if isinstance(exc, MCPError):
+        return f"the server answered with error {exc.code}: {exc.message[:500]}"
+    if isinstance(exc, FileNotFoundError):
+        return "its command was not found"
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"HTTP {exc.response.status_code}"
+    if isinstance(exc, httpx2.TransportError | OSError | anyio.ClosedResourceError | anyio.EndOfStream):
+        return f"the connection failed ({type(exc).__name__})"
+    return f"the exchange failed ({type(exc).__name__})"

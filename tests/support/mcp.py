@@ -1,0 +1,48 @@
+"""The MCP servers of the tests: the reference stdio servers from PyPI in an operator catalog."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support.net import free_port, wait_until
+
+BIN = Path(sys.executable).parent  # the virtualenv's scripts: mcp-server-time, mcp-server-git
+REPO = Path(__file__).resolve().parents[2]
+TIME_TOOLS = ("convert_time", "get_current_time")
+
+
+def write_catalog(folder: Path, **more: dict) -> Path:
+    """A catalog of ``time`` and ``git`` (and ``more`` entries) in ``folder``; its path."""
+    servers = {
+        "time": {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        "git": {"command": str(BIN / "mcp-server-git")},
+        **more,
+    }
+    path = folder / "mcp-catalog.json"
+    path.write_text(json.dumps({"servers": servers}))
+    return path
+
+
+@contextlib.contextmanager
+def http_mcp_server(token: str, extra_tools: int = 0, description_chars: int = 20) -> Iterator[str]:
+    """``tests/fakes/mcp_http_server.py`` in a process of its own; yields its endpoint URL."""
+    port = free_port()
+    args = [str(port), token, str(extra_tools), str(description_chars)]
+    process = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_http_server", *args], cwd=REPO)
+    try:
+        wait_until(lambda: _listening(port), timeout=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def _listening(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
