@@ -16,6 +16,7 @@ import dataclasses
 import threading
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import procrastinate
@@ -302,5 +303,7 @@ def test_a_waiting_worker_starts_a_sessions_next_job_as_soon_as_the_reaper_fails
                     reaper.job_manager, name, deps.config.worker_heartbeat * STALLED_HEARTBEATS
                 )
 
-        assert asyncio.run(reap()) == [stalled]
+        # on a thread of its own: the test's thread may hold another test's event loop
+        with ThreadPoolExecutor(1) as thread:
+            assert thread.submit(asyncio.run, reap()).result() == [stalled]
         wait_until(lambda: status(engine, after) == "succeeded", timeout=WAIT)  # not an hour: it was woken
