@@ -163,19 +163,25 @@ def test_a_diffs_cause_after_a_cancelled_run_is_its_rollback_not_a_new_summary(
             uuid.UUID(chat.session_id), [("user", [{"type": "text", "text": "hi"}])] * 3
         )
         store.summaries.create(uuid.UUID(chat.session_id), 2, "they said hi")
-    fake.hang(10, times=1, path=MESSAGES)
-    fake.reply("too late")
-    run_id = post(chat, "hello").get_json()["id"]
-    worker = threading.Thread(target=drain, args=(chat.who.client.application,))
-    worker.start()
-    wait_until(lambda: any(s["kind"] == "model_call_started" for s in events(chat, run_id)), timeout=WAIT)
+    fake.reply("answered, then dropped")
+    run_id = uuid.UUID(post(chat, "hello").get_json()["id"])
+    tenant = uuid.UUID(chat.who.tenant_id)
 
-    assert chat.who.post(f"/v1/runs/{run_id}/cancel").status_code == 202
-    worker.join(timeout=WAIT)
+    def call_recorded() -> bool:
+        with chat.engine.connect() as conn:
+            steps = TenantStore(conn, tenant).run_events.after(run_id, 0)
+        return any(s.kind == "model_call_finished" for s in steps)
 
-    assert run_of(chat, run_id)["status"] == "cancelled"
+    # The cancel is requested once the call is answered and recorded (a call in flight is hung up and
+    # records nothing): the run stops at the step boundary after it and rolls its turn back.
+    deps = Deps(chat.engine, chat.who.client.application.config["HANGO"])
+    job = QueuedRun(tenant, run_id, Caller(uuid.UUID(chat.who.user_id), None))
+    result = execute_run(deps, job, call_recorded)
+
+    assert result.run.status == "cancelled"
+    assert run_of(chat, str(run_id))["status"] == "cancelled"
     [call] = chat.who.get(f"/v1/sessions/{chat.session_id}/calls").get_json()["items"]
-    assert call["run_id"] == run_id  # the call was answered, and its turn rolled back
+    assert call["run_id"] == str(run_id)  # the call was answered, and its turn rolled back
     diff = chat.who.get(f"/v1/sessions/{chat.session_id}/context/diff").get_json()
     assert diff["from"] == call["id"]
     assert diff["removed"] == ["message:4"]
