@@ -101,6 +101,9 @@ class McpServerList(MethodView):
     @blp.arguments(McpServerSchema)
     @blp.response(201, McpServerSchema)
     @error_response(blp, 409, "`name_taken`: the tenant has a server with this name.")
+    @error_response(
+        blp, 422, "`invalid`: the body is not valid, or gives neither or both of catalog and url."
+    )
     @error_response(blp, 503, "`secret_key_missing`: headers need HANGO_SECRET_KEY on the server.")
     def post(self, body: dict) -> sa.Row:
         """Register an MCP server: an operator catalog server by name, or a Streamable HTTP URL (owners and admins)."""

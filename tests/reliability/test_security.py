@@ -28,7 +28,7 @@ from tests.support.world import World, build_world, snapshot
 CANARY = "canary-7f3a9c"
 KEY_PATTERN = re.compile(r"hgo_[0-9a-f]{12}_[A-Za-z0-9_-]{16,}")
 OBJECT_ROUTES = [e for e in EXAMPLES if e.has_object]
-PLACEHOLDERS = ("agent", "session", "run", "queued_run", "key", "user", "message", "call")
+PLACEHOLDERS = ("agent", "session", "run", "queued_run", "key", "user", "message", "call", "mcp_server")
 
 
 @pytest.fixture
