@@ -100,6 +100,12 @@ class Chat(MethodView):
     @error_response(blp, 402, QUOTA_EXHAUSTED)
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     @error_response(blp, 409, "`session_busy`: a run is queued or running on this session (see `multitask`).")
+    @error_response(
+        blp,
+        422,
+        "`idempotency_key_reused`: the `Idempotency-Key` names a run of other content; "
+        "`invalid_header`: the key is too long or not printable ASCII.",
+    )
     @error_response(blp, 429, TOO_MANY_RUNS)
     def post(self, body: dict, session_id: uuid.UUID) -> tuple[Any, int, dict[str, str]]:
         """Send a user message: the run is queued (202) and a worker runs it; poll `Location`.

@@ -93,6 +93,7 @@ GENERIC_ERRORS = (
     "`invalid` (422, the body or parameters break the schema; `details` says where), "
     "`nul_character`, `lone_surrogate` (422, a text holds U+0000 or a lone surrogate, which cannot be "
     "stored), `missing_body` (422, the operation needs a JSON body and got none), "
+    "`header_too_large` (431, a request header or all of them past the server's limit), "
     "`rate_limited` (429, with `Retry-After`: all of a member's keys share one count per minute), "
     "`too_many_failures` (429, with `Retry-After`: too many failed authentications from this client or for "
     "this key prefix; the right key still passes), `internal_error` (500), "
