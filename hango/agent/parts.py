@@ -106,7 +106,7 @@ def kind_of(part: PartID) -> str:
 
 def _valid(kind: str, rest: str) -> bool:
     if kind == "message":
-        return rest.isascii() and rest.isdigit() and rest == str(int(rest)) and 0 < int(rest) < 2**31
+        return _seq(rest) is not None
     if kind == "tool":
         return bool(_TOOL.fullmatch(rest))
     if kind != "system":
@@ -133,15 +133,25 @@ def _part_id_pattern() -> str:
 PART_ID_PATTERN = _part_id_pattern()
 
 
+def _seq(text: str) -> int | None:
+    """The one seq parser: the seq ``text`` spells (a canonical decimal below 2**31, above 0), or None."""
+    if not (text.isascii() and text.isdigit()) or text != str(int(text)) or not 0 < int(text) < 2**31:
+        return None
+    return int(text)
+
+
 def seq_of(part: PartID) -> int:
     """The sequence number of a ``message:<seq>`` part, or the place of a ``scratch:<try>:<seq>`` one."""
-    return int(part.rpartition(":")[2])
+    seq = _seq(part.rpartition(":")[2])
+    if seq is None:
+        raise MalformedPart(part)
+    return seq
 
 
 def message_seq(part: PartID) -> int | None:
     """The seq of a well-formed ``message:<seq>`` part; None for any other part."""
     kind, _, rest = part.partition(":")
-    return int(rest) if kind == "message" and rest.isascii() and rest.isdigit() else None
+    return _seq(rest) if kind == "message" else None
 
 
 def target_of(part: PartID) -> str:
