@@ -22,6 +22,7 @@ from blueprints.context import session_assembly
 from blueprints.messages import MessageSchema
 from hango import admission, tenancy
 from hango.api import Blueprint
+from hango.run_events import RUN_EVENT_KINDS
 from hango.store.pages import Page
 from hango.store.runs import SCRATCH
 
@@ -195,21 +196,7 @@ class CancelSchema(ReasonSchema):
 
 class RunEventSchema(Schema):
     seq = fields.Integer()
-    kind = fields.String(
-        metadata={
-            "enum": [
-                "run_started",
-                "model_call_started",
-                "model_call_finished",
-                "tool_started",
-                "tool_finished",
-                "message_stored",
-                "compaction",
-                "error",
-                "run_finished",
-            ]
-        }
-    )
+    kind = fields.String(metadata={"enum": list(RUN_EVENT_KINDS)})
     at = fields.DateTime()
     detail = fields.Raw(metadata={"type": "object"})
 

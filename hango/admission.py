@@ -10,6 +10,7 @@ from typing import Any
 
 import procrastinate
 
+from hango import run_events
 from hango.agent.compact_now import compaction_plan, nothing_to_compact
 from hango.agent.deps import Deps
 from hango.agent.state import Caller
@@ -135,7 +136,9 @@ def cancel_run(queue: procrastinate.App, store: TenantStore, run: Any) -> Any:
     if cancelled is not None:
         if cancelled.job_id is not None:
             cancel_job(queue, store.conn, cancelled.job_id, running=False)
-        store.run_events.add_next(run.id, "run_finished", {"status": "cancelled", "stop_reason": None})
+        store.run_events.add_next(
+            run.id, run_events.RUN_FINISHED, {"status": "cancelled", "stop_reason": None}
+        )
         return cancelled
     current = store.runs.get(run.id)
     if current.status != "running":

@@ -32,7 +32,7 @@ from procrastinate.jobs import Status
 from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
 
-from hango import telemetry
+from hango import run_events, telemetry
 from hango.agent.deps import Deps
 from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
@@ -145,7 +145,7 @@ def reap_dead_runs(deps: Deps) -> list[Any]:
         reaped = reap_every_tenant(conn, deps.config.job_queue)
         for tenant_id, run_id in reaped:
             TenantStore(conn, tenant_id).run_events.add_next(
-                run_id, "error", {"code": INTERRUPTED["code"], "message": INTERRUPTED["message"]}
+                run_id, run_events.ERROR, {"code": INTERRUPTED["code"], "message": INTERRUPTED["message"]}
             )
     return reaped
 

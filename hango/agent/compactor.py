@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from hango import telemetry
+from hango import run_events, telemetry
 from hango.agent.compaction import (
     FOCUS_PREFIX,
     SUMMARIZER,
@@ -53,4 +53,4 @@ class StoredCompactor:
         self.state.steps.check()  # a step boundary: the summary commits on its own, past any rollback
         with self.deps.engine.begin() as conn:
             TenantStore(conn, self.state.tenant_id).summaries.create(self.state.session_id, through_seq, text)
-        self.state.steps.emit("compaction", through_seq=through_seq)
+        self.state.steps.emit(run_events.COMPACTION, through_seq=through_seq)

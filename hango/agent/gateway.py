@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hango import telemetry
+from hango import run_events, telemetry
 from hango.agent import chat_span
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
@@ -133,7 +133,7 @@ class Gateway:
         estimated = estimate_request(request)
         call = sent_call(draft) if self.ledger else None
         started, clock = dt.datetime.now(dt.UTC), time.monotonic()
-        self.state.steps.emit("model_call_started", model=request.model, purpose=self.state.purpose)
+        self.state.steps.emit(run_events.MODEL_CALL_STARTED, model=request.model, purpose=self.state.purpose)
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
             chat_span.start(span, self.state, request, provider.name)
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
@@ -153,7 +153,7 @@ class Gateway:
         else:
             call_id = self._record(usage, Sent(request.model, call, verdict, started, duration_ms))
         self.state.steps.emit(
-            "model_call_finished",
+            run_events.MODEL_CALL_FINISHED,
             call_id=str(call_id) if call_id else None,
             purpose=self.state.purpose,
             duration_ms=duration_ms,

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from hango import telemetry
+from hango import run_events, telemetry
 from hango.agent.assembly import prepare_session
 from hango.agent.chain import Chain
 from hango.agent.compact_now import CompactJob, compact_now
@@ -88,7 +88,7 @@ def execute_run(
                 return None
             first = store.run_events.last_seq(run.id) + 1
             steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
-            steps.emit("run_started")
+            steps.emit(run_events.RUN_STARTED)
             if run.kind == SCRATCH:
                 scratch = _Scratch(deps, conn, store, run=run, session=None, caller=job.caller, steps=steps)
                 return scratch.with_plan(shape).execute()
@@ -158,10 +158,10 @@ class _Job(ABC):
         """Finish the run's row (with its error's step first) and report ``run_finished``."""
         detail = None if error is None else _error_detail(error)
         if detail is not None:
-            self.steps.emit("error", code=error.code, message=error.message)
+            self.steps.emit(run_events.ERROR, code=error.code, message=error.message)
         run = self.store.runs.finish(self.run.id, status, stop_reason, error=detail, result=result)
         self.conn.commit()
-        self.steps.emit("run_finished", status=status, stop_reason=stop_reason)
+        self.steps.emit(run_events.RUN_FINISHED, status=status, stop_reason=stop_reason)
         return run
 
 
@@ -305,7 +305,7 @@ class _Run(_Turns):
     def _commit(self) -> None:
         self.conn.commit()
         for message in self.new[self.committed :]:
-            self.steps.emit("message_stored", seq=message.seq, role=message.role)
+            self.steps.emit(run_events.MESSAGE_STORED, seq=message.seq, role=message.role)
         self.committed = len(self.new)
 
     def _append(self, state: RunState, role: str, content: list[dict[str, Any]]) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from hango import run_events
 from hango.agent.assembly import prepare_session
 from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
@@ -90,7 +91,7 @@ class RecordingSteps:
         self.steps, self.record = steps, record
 
     def emit(self, kind: str, **detail: Any) -> None:
-        if kind == "model_call_finished":
+        if kind == run_events.MODEL_CALL_FINISHED:
             self.record.call_finished(detail)
         self.steps.emit(kind, **detail)
 
@@ -148,7 +149,7 @@ class ScratchCompactor(StoredCompactor):
 
     def save(self, through_seq: int, text: str) -> None:
         self.saved.append(Summary(through_seq, text))
-        self.state.steps.emit("compaction", through_seq=through_seq)
+        self.state.steps.emit(run_events.COMPACTION, through_seq=through_seq)
 
 
 class ScratchTurn:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from hango import telemetry
+from hango import run_events, telemetry
 from hango.agent.middleware.base import ModelHandler
 from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.state import RunState, StoredMessage, ToolCall
@@ -63,7 +63,7 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
     def execute(call: ToolCall) -> ToolResultBlock:
         tool = tools.get(call.use.name) if call.use.name in allowed else None
         span_name = names.SPAN_TOOL.format(name=call.use.name)
-        state.steps.emit("tool_started", name=call.use.name, tool_use_id=call.use.id)
+        state.steps.emit(run_events.TOOL_STARTED, name=call.use.name, tool_use_id=call.use.id)
         clock = time.monotonic()
         with telemetry.tracer().start_as_current_span(span_name, record_exception=False) as span:
             result = run_tool(tool, call.use, ctx)
@@ -76,7 +76,7 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
                 }
             )
         state.steps.emit(
-            "tool_finished",
+            run_events.TOOL_FINISHED,
             name=call.use.name,
             tool_use_id=call.use.id,
             duration_ms=int((time.monotonic() - clock) * 1000),

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from hango import run_events
 from hango.cli.client import Client, ClientError
 
 POLL_SECONDS = 0.5
@@ -25,9 +26,9 @@ SPINNER = "|/-\\"
 def describe_step(step: dict[str, Any]) -> str:
     """One step as a short line: what happened, with its figures (never any content)."""
     kind, detail = step["kind"], step["detail"]
-    if kind == "model_call_started":
+    if kind == run_events.MODEL_CALL_STARTED:
         return f"model call ({detail.get('purpose')}) {detail.get('model')}..."
-    if kind == "model_call_finished":
+    if kind == run_events.MODEL_CALL_FINISHED:
         usage = detail.get("usage") or {}
         cache = detail.get("cache") or {}
         verdict = f", cache miss: {cache['miss_reason']}" if cache.get("miss_reason") else ""
@@ -35,18 +36,18 @@ def describe_step(step: dict[str, Any]) -> str:
             f"model answered in {detail.get('duration_ms')} ms: {usage.get('input_tokens')} in, "
             f"{usage.get('output_tokens')} out, {usage.get('cache_read_tokens')} cached{verdict}"
         )
-    if kind == "tool_started":
+    if kind == run_events.TOOL_STARTED:
         return f"tool {detail.get('name')}..."
-    if kind == "tool_finished":
+    if kind == run_events.TOOL_FINISHED:
         failed = " (error)" if detail.get("error") else ""
         return f"tool {detail.get('name')} done in {detail.get('duration_ms')} ms{failed}"
-    if kind == "message_stored":
+    if kind == run_events.MESSAGE_STORED:
         return f"stored #{detail.get('seq')} {detail.get('role')}"
-    if kind == "compaction":
+    if kind == run_events.COMPACTION:
         return f"compacted the history through #{detail.get('through_seq')}"
-    if kind == "error":
+    if kind == run_events.ERROR:
         return f"error: {detail.get('message')} ({detail.get('code')})"
-    if kind == "run_finished":
+    if kind == run_events.RUN_FINISHED:
         return f"run {detail.get('status')}"
     return kind.replace("_", " ")
 

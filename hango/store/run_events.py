@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.db.schema import run_events
+from hango.run_events import is_run_event_kind
 from hango.store.base import Scoped
 
 MAX_PAGE = 1000
@@ -18,6 +19,7 @@ class RunEvents(Scoped):
 
     def add(self, run_id: uuid.UUID, seq: int, kind: str, detail: dict[str, Any]) -> None:
         """Store one step of the run (``seq`` comes from the one worker that runs it)."""
+        _check(kind)
         self.conn.execute(
             sa.insert(run_events).values(
                 tenant_id=self.tenant_id, run_id=run_id, seq=seq, kind=kind, detail=detail
@@ -26,6 +28,7 @@ class RunEvents(Scoped):
 
     def add_next(self, run_id: uuid.UUID, kind: str, detail: dict[str, Any]) -> None:
         """Store a step after the run's last one (for writers outside its worker: the reaper, cancel)."""
+        _check(kind)
         last = sa.select(sa.func.coalesce(sa.func.max(run_events.c.seq), 0) + 1).where(
             run_events.c.run_id == run_id
         )
@@ -46,3 +49,8 @@ class RunEvents(Scoped):
             self.where(run_events.c.run_id == run_id)
         )
         return self.conn.execute(query).scalar_one()
+
+
+def _check(kind: str) -> None:
+    if not is_run_event_kind(kind):
+        raise ValueError(f"unknown run event kind {kind!r}")

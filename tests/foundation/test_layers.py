@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hango.secret_box",
     ),
     ("hango.db",),
-    ("hango.auth", "hango.audit", "hango.ratelimit"),
+    ("hango.auth", "hango.audit", "hango.run_events", "hango.ratelimit"),
     ("hango.store",),
     ("hango.providers", "hango.mcp"),
     ("hango.agent",),
