@@ -26,7 +26,7 @@ from hango.agent.ledger.record import sent_call
 from hango.agent.overrides import Override
 from hango.agent.state import Caller
 from hango.auth import Principal
-from hango.errors import HangoError, NotFound
+from hango.errors import HangoError, NotFound, Unprocessable
 from hango.inspector import calibration, trying
 from hango.inspector.cache_outlook import NextCache, next_cache
 from hango.inspector.call_diff import diff as call_diff
@@ -42,6 +42,7 @@ from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.measure import measured
 from hango.inspector.net_price import net_price
 from hango.inspector.override_rules import MAX_REPLACEMENT
+from hango.inspector.override_sets import Expected, agent_scope, override_set, put_overrides
 from hango.inspector.part_content import full_part
 from hango.inspector.pending import ROUTES, Proposal, mark_excluded_by
 from hango.inspector.pending import preview as pending_preview
@@ -54,11 +55,21 @@ from hango.messages import message_to_dict
 from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.providers.prices import Prices, Tokens, part_costs, prices_of, session_cost
 from hango.store import TenantStore
+from hango.store.context_overrides import Target
 from hango.store.pages import Page
 from hango.store.usage import TOKEN_COLUMNS
 from hango.telemetry import names
 
-__all__ = ["MAX_REPLACEMENT", "ROUTES", "SUGGESTION_KINDS", "Proposal", "TryBody"]
+__all__ = [
+    "MAX_REPLACEMENT",
+    "ROUTES",
+    "SUGGESTION_KINDS",
+    "Proposal",
+    "Target",
+    "TryBody",
+    "override_set",
+    "put_overrides",
+]
 
 TryBody = trying.TryBody
 
@@ -255,13 +266,6 @@ def suggestions(deps: Deps, store: TenantStore, session: Any, caller: Caller, li
 # --- pending changes -----------------------------------------------------------------------------
 
 
-def agent_scope(store: TenantStore, agent_id: uuid.UUID) -> dict[str, Any]:
-    """How many sessions an agent-level set applies to, and whose they are."""
-    agent = store.agents.get(agent_id)
-    sessions = store.sessions.count_of_agent(agent_id)
-    return {"agent_id": str(agent_id), "agent_name": agent.name if agent else None, "sessions": sessions}
-
-
 def proposal(sets: dict[str, Sequence[Override] | None]) -> Proposal:
     """The proposed set of each route (None: the stored one)."""
     return Proposal(*(sets[route] for route in ROUTES))
@@ -282,6 +286,34 @@ def preview(
         "scope": agent_scope(store, session.agent_id),
     }
     return answer
+
+
+def save(
+    deps: Deps,
+    store: TenantStore,
+    session: Any,
+    caller: Caller,
+    halves: dict[str, tuple[list[Override], Expected] | None],
+    *,
+    who: Principal,
+) -> dict[str, Any]:
+    """Store the agent's and the session's proposed sets (each with the ETags it was read with) in the
+    request's one transaction; each route's stored set, its ``added`` companions and ETag."""
+    if all(half is None for half in halves.values()):
+        raise Unprocessable("name the agent's set, the session's, or both", code="nothing_to_save")
+    saved: dict[str, Any] = {}
+    for route in ROUTES:
+        target = Target(route, session.agent_id if route == "agent" else session.id)
+        half = halves[route]
+        if half is None:
+            answer, etag = override_set(store, target)
+        else:
+            overrides, expected = half
+            answer, etag = put_overrides(
+                deps, store, session, caller, target, overrides=overrides, expected=expected, who=who
+            )
+        saved[route] = {**answer, "added": answer.get("added", []), "etag": etag}
+    return saved
 
 
 # --- the call ledger -----------------------------------------------------------------------------
