@@ -6,24 +6,17 @@ import re
 import uuid
 from typing import Any
 
-import sqlalchemy as sa
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields
 
 from blueprints.common import error_response, page_of, paged
-from blueprints.context import session_assembly
 from blueprints.context_schemas import CostSchema
 from hango import tenancy
-from hango.agent.ledger.causes import CAUSES, facts_of
-from hango.agent.ledger.record import sent_call
+from hango.agent.ledger.causes import CAUSES
 from hango.api import Blueprint
-from hango.errors import NotFound
-from hango.inspector.call_diff import diff
-from hango.inspector.call_views import call_and_previous, call_parts, last_of_conversation, ledger_call
-from hango.inspector.call_words import verdict_words
-from hango.providers.prices import Prices, Tokens, part_costs, prices_of, session_cost
+from hango.inspector import service
 from hango.store.pages import Page
-from hango.store.usage import TOKEN_COLUMNS
 
 blp = Blueprint("calls", __name__, url_prefix="/v1/sessions/<uuid:session_id>", description="The call ledger")
 NOT_FOUND = "`not_found`: no such session (or not the caller's), or no such call in it."
@@ -187,71 +180,6 @@ class DiffSchema(Schema):
     )
 
 
-def prices() -> Prices:
-    return prices_of(tenancy.deps().config.prices)
-
-
-def tokens_of(row: sa.Row) -> Tokens:
-    return Tokens(row.input_tokens, row.cache_read_tokens, row.cache_write_tokens, row.output_tokens)
-
-
-def call_view(row: sa.Row, table: Prices) -> dict[str, Any]:
-    """One ledger row with its usage and cost, as the API shows it."""
-    cache = {
-        "expected_read_tokens": row.expected_cache_read,
-        "reported_read_tokens": row.cache_read_tokens,
-        "miss_reason": row.miss_reason,
-        "miss_part": row.miss_part,
-        "miss_cause": row.miss_cause,
-    }
-    return {
-        **{name: row._mapping[name] for name in ("id", "purpose", "run_id", "model", "started_at")},
-        "duration_ms": row.duration_ms,
-        "usage": {name: row._mapping[name] for name in TOKEN_COLUMNS},
-        "estimated_input_tokens": row.estimated_input_tokens,
-        "parts_count": row.parts_count,
-        "cache": {**cache, **verdict_words(cache)},
-        "cost": table.cost(row.model, tokens_of(row), row.started_at).as_dict(),
-    }
-
-
-def part_so_far(total: sa.Row | None) -> dict[str, Any] | None:
-    """A part's total so far as the API shows it (None when no recorded call added to it)."""
-    if total is None:
-        return None
-    usd = float(total.usd) if total.priced_calls else None
-    return {"calls": total.calls, "priced_calls": total.priced_calls, "usd": usd}
-
-
-def call_detail(
-    store: Any, session_id: uuid.UUID, call_id: uuid.UUID, assembly: Any, table: Prices
-) -> dict[str, Any] | None:
-    """One call as ``GET …/calls/{call_id}`` answers it (None when the session has no such call).
-
-    ``assembly`` is the session's next call: its current sources show the parts that still match.
-    """
-    row = store.model_calls.get(session_id, call_id)
-    if row is None:
-        return None
-    call, previous = call_and_previous(store, session_id, call_id)
-    parts = call_parts(call, assembly, previous)
-    shares = part_costs(
-        table.rates(row.model, row.started_at), [p.tokens for p in call.parts], tokens_of(row)
-    )
-    so_far = store.part_costs.of(session_id, [p.part for p in call.parts])
-    for part, cost in zip(parts, shares, strict=True):
-        part["cost_usd"] = None if cost is None else float(cost)
-        part["cost_so_far"] = part_so_far(so_far.get(part["id"]))
-    sent = {p.part for p in call.parts}
-    removed = [p.part for p in previous.parts if p.part not in sent] if previous else []
-    return {
-        **call_view(row, table),
-        "previous_id": row.base_id,
-        "removed_since_previous": removed,
-        "parts": parts,
-    }
-
-
 @blp.route("/calls")
 class CallList(MethodView):
     @paged(blp)
@@ -259,9 +187,7 @@ class CallList(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     def get(self, args: dict, session_id: uuid.UUID) -> Page:
         """The session's model calls, newest first: purpose, usage, estimate and cache verdict."""
-        found = tenancy.store().model_calls.page(session_id, args["cursor"], args["limit"])
-        table = prices()
-        return Page([call_view(row, table) for row in found.items], found.next_cursor)
+        return service.calls(tenancy.deps(), tenancy.store(), g.session, args["cursor"], args["limit"])
 
 
 @blp.route("/cost")
@@ -270,7 +196,7 @@ class SessionCost(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     def get(self, session_id: uuid.UUID) -> dict[str, Any]:
         """What the session's model calls cost so far, from their reported usage, in total and per model."""
-        return session_cost(tenancy.store().usage.of_session(session_id), prices())
+        return service.cost(tenancy.deps(), tenancy.store(), g.session)
 
 
 @blp.route("/calls/<uuid:call_id>")
@@ -283,10 +209,7 @@ class CallItem(MethodView):
         Each part carries its cost on this call and its cost in total so far: summed over every
         call of the session it rode in, as each call was recorded (one row read per part).
         """
-        found = call_detail(tenancy.store(), session_id, call_id, session_assembly(), prices())
-        if found is None:
-            raise NotFound("no such call in this session")
-        return found
+        return service.call_detail(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), call_id)
 
 
 @blp.route("/context/diff")
@@ -297,20 +220,5 @@ class ContextDiff(MethodView):
     @error_response(blp, 422, "`invalid`: `from` or `to` is neither a call id nor its keyword.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """What changed between two calls (or the last call and the next), and the first difference's cause."""
-        store = tenancy.store()
-        earlier_id = (
-            last_of_conversation(store, session_id) if args["from_"] == "last" else uuid.UUID(args["from_"])
-        )
-        earlier = None if earlier_id is None else ledger_call(store, session_id, earlier_id)
-        if earlier is None:
-            raise NotFound("no such call in this session")
-        assembly = session_assembly()
-        later_id = None if args["to"] == "next" else uuid.UUID(args["to"])
-        later = sent_call(assembly.captured) if later_id is None else ledger_call(store, session_id, later_id)
-        if later is None:
-            raise NotFound("no such call in this session")
-        facts = facts_of(
-            store.recorded_changes.between(session_id, assembly.state.agent.id, earlier_id, later_id)
-        )
-        body = diff(earlier, later, facts)
-        return {"from_": str(earlier_id), "to": args["to"], **body}
+        found = {"earlier": args["from_"], "later": args["to"]}
+        return service.diff(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), **found)

@@ -13,7 +13,6 @@ the collector is paused through the request, as for an inspect (``hango/collecto
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
@@ -25,15 +24,11 @@ from opentelemetry import trace
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
 from blueprints.context import blp
 from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema
-from hango import collector, telemetry, tenancy
+from hango import collector, tenancy
 from hango.admission import NewRun, enqueue_try
-from hango.agent.assembly import send
 from hango.contract import NON_BLANK_TEXT
 from hango.db import db
-from hango.errors import HangoError
-from hango.inspector import trying
-from hango.inspector.override_rules import MAX_REPLACEMENT
-from hango.inspector.try_audit import TryAudit
+from hango.inspector import service
 from hango.store.runs import SCRATCH
 from hango.telemetry import names
 from hango.try_pool import try_pool
@@ -48,7 +43,7 @@ class TryBodySchema(Schema):
     include = fields.List(PART, load_default=list, validate=validate.Length(max=5_000))
     replace = fields.Dict(
         keys=PART,
-        values=fields.String(validate=validate.Length(max=MAX_REPLACEMENT)),
+        values=fields.String(validate=validate.Length(max=service.MAX_REPLACEMENT)),
         load_default=dict,
         metadata={"property_names": PART_KEYS},
     )
@@ -111,43 +106,19 @@ class ContextTry(MethodView):
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
         if body.pop("mode") == "turn":
             return _queue_turn(body, session_id)
-        deps = tenancy.deps()
-        config = deps.config
-        ready = trying.prepare_try(deps, tenancy.store(), g.session, tenancy.caller(), trying.TryBody(**body))
-        state, plan = ready.state, ready.plan
-        audit = TryAudit(g.session.id, tenancy.principal(), plan.excluded, state.agent.model)
-        ready.gateway.alongside = audit.with_call
-        db.commit()  # the reserved seq is kept; nothing is left open during the call
-        started = time.monotonic()
-        state.deadline = started + config.context_try_timeout  # the gateway gives the SDK call what is left
-        outcome = "error"
-        try:
-            response = try_pool.run(
-                lambda: send(ready.chain, ready.draft, state, ready.gateway), state.deadline
-            )
-            outcome = "ok"
-        except HangoError as exc:
-            outcome = exc.code
-            raise
-        finally:
-            if audit.alone(outcome, tenancy.store()):  # a failed call's row, or one the record did not write
-                db.commit()
-            telemetry.meter().create_counter(names.METRIC_CONTEXT_TRY).add(1, {"outcome": outcome})
-        return {
-            "message": trying.answer(response),
-            "stop_reason": response.stop_reason,
-            "usage": vars(response.usage),
-            "model": state.agent.model,
-            "excluded": plan.excluded,
-            "added": plan.added,
-            "duration_ms": int((time.monotonic() - started) * 1000),
-        }
+        on = tenancy.deps(), tenancy.store(), g.session, tenancy.caller()
+        return service.try_call(*on, service.TryBody(**body), **_around_the_call())
+
+
+def _around_the_call() -> dict[str, Any]:
+    """Who tries, how the request's transaction is ended before the call, and the pool it runs in."""
+    return {"principal": tenancy.principal(), "commit": db.commit, "run_in_pool": try_pool.run}
 
 
 def _queue_turn(body: dict, session_id: uuid.UUID) -> Response:
     """Screen the body like a one-call try (422), then queue the scratch run: 202 with its row."""
     deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
-    trying.screen_turn(deps, store, g.session, caller, trying.TryBody(**body))
+    service.screen_turn(deps, store, g.session, caller, service.TryBody(**body))
     run = enqueue_try(tenancy.job_queue(), store, deps.config, NewRun(session_id, body, caller, kind=SCRATCH))
     answer = jsonify(RunSchema().dump(run))
     answer.status_code = 202

@@ -11,21 +11,18 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import g
+from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from werkzeug.datastructures import ETags
 from werkzeug.http import parse_etags
 
 from blueprints.common import error_response
-from blueprints.context import blp, inspect_response, inspected
-from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_body, put_set, respond
-from hango import authz, telemetry, tenancy
-from hango.errors import Unprocessable
-from hango.inspector.pending import ROUTES, Proposal, preview
-from hango.providers.prices import prices_of
-from hango.store.context_overrides import Target
-from hango.telemetry import names
+from blueprints.context import blp
+from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_body
+from hango import authz, tenancy
+from hango.agent.overrides import Override
+from hango.inspector import service
 
 
 class ProposedSetSchema(Schema):
@@ -65,8 +62,8 @@ class SaveBodySchema(Schema):
     session = fields.Nested(SavedSetSchema, load_default=None, allow_none=True)
 
 
-def _proposal(body: dict[str, Any]) -> Proposal:
-    return Proposal(*(None if body[r] is None else from_body(body[r]) for r in ROUTES))
+def _proposal(body: dict[str, Any]) -> service.Proposal:
+    return service.proposal({r: None if body[r] is None else from_body(body[r]) for r in service.ROUTES})
 
 
 def _require_agent_write() -> None:
@@ -87,25 +84,13 @@ class ContextPreview(MethodView):
     @error_response(blp, 422, ERRORS[-1][1])
     def post(self, body: dict[str, Any], session_id: uuid.UUID) -> dict[str, Any]:
         """The session's next request as if the proposed agent and session sets were saved; nothing is written."""
-        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_INSPECT):
-            deps, store = tenancy.deps(), tenancy.store()
-            shown = preview(deps, store, g.session, tenancy.caller(), _proposal(body))
-            found = inspected(shown.assembly)
-        answer = inspect_response(shown.assembly, found, False)
-        agent = store.agents.get(g.session.agent_id)
-        answer["pending"] = {
-            **shown.change(found.cache.outlook, prices_of(deps.config.prices).rates(agent.model)),
-            "scope": {
-                "agent_id": str(agent.id),
-                "agent_name": agent.name,
-                "sessions": store.sessions.count_of_agent(agent.id),
-            },
-        }
-        return answer
+        return service.preview(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), _proposal(body))
 
 
-def _etags(value: str | None) -> ETags | None:
-    return None if value is None else parse_etags(value)
+def _half(half: dict[str, Any]) -> tuple[list[Override], ETags]:
+    """A saved half's set and the ETags it was read with (its `if_match`, else the request's `If-Match`)."""
+    expected = request.if_match if half["if_match"] is None else parse_etags(half["if_match"])
+    return from_body(half), expected
 
 
 @blp.route("/save")
@@ -119,17 +104,8 @@ class ContextSave(MethodView):
     @error_response(blp, 422, ERRORS[-1][1])
     def post(self, body: dict[str, Any], session_id: uuid.UUID) -> dict[str, Any]:
         """Store the agent's and the session's sets in one transaction: both land or neither does."""
-        if body["agent"] is None and body["session"] is None:
-            raise Unprocessable("name the agent's set, the session's, or both", code="nothing_to_save")
         if body["agent"] is not None:
             _require_agent_write()
-        saved: dict[str, Any] = {}
-        for route in ROUTES:
-            target = Target(route, g.session.agent_id if route == "agent" else g.session.id)
-            half = body[route]
-            if half is None:
-                answer, _, headers = respond(target)
-            else:
-                answer, _, headers = put_set(target, from_body(half), _etags(half["if_match"]))
-            saved[route] = {**answer, "added": answer.get("added", []), "etag": headers["ETag"]}
-        return saved
+        halves = {r: None if body[r] is None else _half(body[r]) for r in service.ROUTES}
+        on = tenancy.deps(), tenancy.store(), g.session, tenancy.caller()
+        return service.save(*on, halves, who=tenancy.principal())

@@ -16,12 +16,12 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from blueprints.calls import CallDetailSchema, CallUsageSchema, call_detail, prices
+from blueprints.calls import CallDetailSchema, CallUsageSchema
 from blueprints.common import MAX_PAGE, ReasonSchema, error_response, page_of, paged
-from blueprints.context import session_assembly
 from blueprints.messages import MessageSchema
 from hango import admission, tenancy
 from hango.api import Blueprint
+from hango.inspector import service
 from hango.run_events import RUN_EVENT_KINDS
 from hango.store.pages import Page
 from hango.store.runs import SCRATCH
@@ -208,6 +208,10 @@ class RunEventsSchema(Schema):
     state = fields.String()
 
 
+def _ledger() -> tuple[Any, ...]:
+    return tenancy.deps(), tenancy.store(), g.session, tenancy.caller()
+
+
 def with_messages(run: Any) -> dict[str, Any]:
     """The run, whether its user message is kept and, once it ended, the messages it stored (a try run's
     calls shown whole)."""
@@ -215,20 +219,7 @@ def with_messages(run: Any) -> dict[str, Any]:
     kept = any(message.role == "user" for message in stored)
     shown = {**run._mapping, "messages": stored if run.status in ENDED else [], "message_kept": kept}
     if run.kind == SCRATCH and run.result is not None:
-        shown["result"] = {**run.result, "calls": shown_calls(run)}
-    return shown
-
-
-def shown_calls(run: Any) -> list[dict[str, Any]]:
-    """A try run's calls as ``GET …/calls/{call_id}`` answers each (one assembly for all of them)."""
-    listed = run.result.get("calls", [])
-    if not any(call["id"] for call in listed):
-        return listed
-    store, assembly, table = tenancy.store(), session_assembly(), prices()
-    shown = []
-    for call in listed:
-        found = call["id"] and call_detail(store, run.session_id, uuid.UUID(call["id"]), assembly, table)
-        shown.append(found or call)  # a call the ledger does not hold (HANGO_CALL_LEDGER=0) stays an id
+        shown["result"] = {**run.result, "calls": service.run_calls(*_ledger(), run)}
     return shown
 
 

@@ -10,19 +10,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import MAX_PAGE, error_response
-from blueprints.context import blp, calibrated_ratio, recent_usage, session_assembly
-from hango import telemetry, tenancy
-from hango.inspector.cache_outlook import next_cache
-from hango.inspector.measure import measured
-from hango.inspector.net_price import net_price
-from hango.inspector.snapshot import build_snapshot
-from hango.inspector.suggestions import KINDS, Thresholds, compaction_preview, suggest
-from hango.providers.prices import prices_of
-from hango.telemetry import names
+from blueprints.context import blp
+from hango import tenancy
+from hango.inspector import service
 
 
 class SuggestionArgsSchema(Schema):
@@ -30,7 +25,7 @@ class SuggestionArgsSchema(Schema):
 
 
 class SuggestionSchema(Schema):
-    kind = fields.String(metadata={"enum": list(KINDS)})
+    kind = fields.String(metadata={"enum": list(service.SUGGESTION_KINDS)})
     parts = fields.List(fields.String(), metadata={"description": "parts to exclude, closed under pairing"})
     tokens_saved = fields.Integer()
     cache_loss_tokens = fields.Integer(
@@ -88,34 +83,6 @@ class Suggestions(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Ranked suggestions of parts to drop, with the tokens each saves and the cache it costs."""
-        deps = tenancy.deps()
-        with telemetry.tracer().start_as_current_span(names.SPAN_CONTEXT_SUGGEST) as span:
-            assembly = session_assembly()
-            # the calibration is read only when the provider caches (inspect reads it in any case)
-            ahead = next_cache(
-                assembly, tenancy.store(), deps, lambda: calibrated_ratio(recent_usage(assembly))
-            ).outlook
-            snapshot = build_snapshot(assembly, deps, ahead)
-            limits = Thresholds.from_config(deps.config)
-            usage = tenancy.store().messages.tool_usage(assembly.state.agent.id, limits.tool_window)
-            preview = compaction_preview(assembly)
-            found = measured(assembly, ahead, suggest(assembly, snapshot, usage, limits, preview))
-            found.sort(key=lambda s: -s.tokens_saved)
-            span.set_attributes(
-                {
-                    names.CONTEXT_SUGGESTIONS: len(found),
-                    names.CONTEXT_SUGGESTED_TOKENS: sum(s.tokens_saved for s in found),
-                }
-            )
-        rates = prices_of(deps.config.prices).rates(assembly.state.agent.model)
-        return {
-            "session_id": str(session_id),
-            "agent_id": str(assembly.state.agent.id),
-            "total_after": snapshot.total_after,
-            "count": len(found),
-            "suggestions": [
-                {**s.as_dict(), **net_price(s.tokens_saved, s.cache_loss_tokens, rates, ahead)}
-                for s in found[: args["limit"]]
-            ],
-            "compaction": preview,
-        }
+        return service.suggestions(
+            tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), args["limit"]
+        )

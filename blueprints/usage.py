@@ -9,7 +9,6 @@ from marshmallow import Schema, fields
 
 from hango import tenancy
 from hango.api import Blueprint
-from hango.store.usage import TOKEN_COLUMNS, month_start, next_month
 
 blp = Blueprint("usage", __name__, url_prefix="/v1/usage", description="Token usage and quota")
 
@@ -41,17 +40,4 @@ class Usage(MethodView):
     @blp.response(200, UsageSchema)
     def get(self) -> dict:
         """This UTC calendar month's token totals per purpose and model, and the quota left."""
-        store = tenancy.store()
-        start = month_start(dt.datetime.now(dt.UTC))
-        end = next_month(start)
-        totals = store.usage.totals(start, end)
-        used = sum(getattr(row, name) for row in totals for name in TOKEN_COLUMNS)
-        quota = store.tenant().token_quota
-        return {
-            "period_start": start,
-            "period_end": end,
-            "totals": totals,
-            "used_tokens": used,
-            "token_quota": quota,
-            "quota_left": None if quota is None else max(quota - used, 0),
-        }
+        return tenancy.store().usage.this_month(dt.datetime.now(dt.UTC))

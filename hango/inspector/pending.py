@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hango.agent.assembly import Prepared, prepare_agent, prepare_session
+from hango.agent.assembly import Prepared, prepare_session
 from hango.agent.deps import Deps
 from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import sent_call
@@ -27,6 +27,7 @@ from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import PartID, tool_part
 from hango.agent.state import Caller
+from hango.inspector import override_sets
 from hango.inspector.inspection import Assembly, assemble
 from hango.inspector.net_price import net_price
 from hango.inspector.override_rules import closed_for_put, validate_set
@@ -65,9 +66,9 @@ def stored_set(store: TenantStore, target: Target) -> list[StoredOverride]:
 
 def prepared_for(deps: Deps, store: TenantStore, session: Any, caller: Caller, route: str) -> Prepared:
     """The next call a route's set must leave valid: the session's, or the agent's side of every session's."""
-    if route == "session":
-        return prepare_session(deps, store, session, caller)
-    return prepare_agent(deps, store, store.agents.get(session.agent_id), caller)
+    return override_sets.prepared_for(
+        deps, store, session, caller, Target(route, session.agent_id if route == "agent" else session.id)
+    )
 
 
 def close_route(

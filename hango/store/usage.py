@@ -27,8 +27,9 @@ def next_month(start: dt.datetime) -> dt.datetime:
 
 
 def _quota_left_statement() -> sa.Select:
-    """The tenant's quota less its tokens since ``the_month``: the month's usage is summed only when the
-    tenant has a quota (PostgreSQL runs a subquery of a ``CASE`` branch only when it takes the branch)."""
+    """The tenant's quota less its tokens since ``the_month``, never below 0: the month's usage is summed
+    only when the tenant has a quota (PostgreSQL runs a subquery of a ``CASE`` branch only when it takes
+    the branch)."""
     tenant = sa.bindparam("the_tenant", type_=tenants.c.id.type)
     spent = sum(usage_records.c[name] for name in TOKEN_COLUMNS)
     used = (
@@ -39,8 +40,10 @@ def _quota_left_statement() -> sa.Select:
         )
         .scalar_subquery()
     )
-    left = sa.case((tenants.c.token_quota.is_(None), None), else_=tenants.c.token_quota - used)
-    return sa.select(left).where(tenants.c.id == tenant)
+    left = sa.case(
+        (tenants.c.token_quota.is_(None), None), else_=sa.func.greatest(tenants.c.token_quota - used, 0)
+    )
+    return sa.select(tenants.c.token_quota, left.label("left")).where(tenants.c.id == tenant)
 
 
 _QUOTA_LEFT = _quota_left_statement()
@@ -85,11 +88,32 @@ class Usage(Scoped):
         """Write one usage row (one model call)."""
         self.insert_row(id=new_id(), **values)
 
+    def this_month(self, now: dt.datetime) -> dict[str, Any]:
+        """``now``'s UTC calendar month: its bounds, its totals per purpose and model (``totals``), the
+        tokens they add up to, the tenant's quota and what is left of it (``quota_left``)."""
+        start = month_start(now)
+        end = next_month(start)
+        totals = self.totals(start, end)
+        quota = self._quota(now)
+        return {
+            "period_start": start,
+            "period_end": end,
+            "totals": totals,
+            "used_tokens": sum(getattr(row, name) for row in totals for name in TOKEN_COLUMNS),
+            "token_quota": quota.token_quota,
+            "quota_left": quota.left,
+        }
+
     def quota_left(self, now: dt.datetime) -> int | None:
-        """Tokens the tenant may still spend this UTC month; None when it has no quota (then nothing is summed)."""
+        """Tokens the tenant may still spend this UTC month, never below 0; None when it has no quota (then
+        nothing is summed)."""
+        return self._quota(now).left
+
+    def _quota(self, now: dt.datetime) -> sa.Row:
+        """The tenant's ``token_quota`` and what is ``left`` of it this month (one statement)."""
         return self.conn.execute(
             _QUOTA_LEFT, {"the_tenant": self.tenant_id, "the_month": month_start(now)}
-        ).scalar_one()
+        ).one()
 
     def recent(self, session_id: Any, agent_id: Any, provider: str, model: str, calls: int) -> sa.Row:
         """The session's last call and the agent's calibration for ``model``, in one statement.
