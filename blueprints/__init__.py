@@ -1,8 +1,9 @@
-"""Every blueprint of the app, registered from these two lists.
+"""Every blueprint of the app, registered from these lists: the one place that imports the blueprints.
 
-``context_try`` and ``suggestions`` add their routes to ``context.blp`` and ``compact`` to
-``sessions.blp`` (one API area, one OpenAPI tag), so they are imported here for that and have
-no blueprint of their own.
+An API area is one OpenAPI tag. The inspector's routes (``context_try``, ``pending``,
+``suggestions``) nest in ``context`` and compact-now (``compact``) in ``sessions``: each
+module has its own blueprint, and the area's URLs and tag are its parent's. No blueprint
+imports another; what two of them share lives in ``common`` and the ``*_schemas`` modules.
 """
 
 from blueprints import (
@@ -12,9 +13,9 @@ from blueprints import (
     audit,
     calls,
     chat,
-    compact,  # noqa: F401 (adds its route to sessions.blp)
+    compact,
     context,
-    context_try,  # noqa: F401 (adds its route to context.blp)
+    context_try,
     health,
     mcp_servers,
     me,
@@ -22,14 +23,19 @@ from blueprints import (
     memory,
     messages,
     overrides,
-    pending,  # noqa: F401 (adds its routes to context.blp)
+    pending,
     runs,
     sessions,
     skills,
-    suggestions,  # noqa: F401 (adds its route to context.blp)
+    suggestions,
     tenant,
     usage,
 )
+
+NESTED = {sessions.blp: [compact.blp], context.blp: [context_try.blp, pending.blp, suggestions.blp]}
+for area, parts in NESTED.items():
+    for part in parts:
+        area.register_blueprint(part)
 
 API_BLUEPRINTS = [
     me.blp,

@@ -10,8 +10,8 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from blueprints.common import QUOTA_EXHAUSTED, error_response
-from blueprints.runs import LOCATION, TOO_MANY_RUNS, multitask_field, with_messages
-from blueprints.runs import RunWithMessagesSchema as RunSchema
+from blueprints.run_schemas import LOCATION, TOO_MANY_RUNS, location_of, multitask_field, with_messages
+from blueprints.run_schemas import RunWithMessagesSchema as RunSchema
 from hango import tenancy
 from hango.admission import NewRun, enqueue_run
 from hango.api import Blueprint
@@ -117,4 +117,4 @@ class Chat(MethodView):
         run, created = enqueue_run(tenancy.job_queue(), tenancy.store(), tenancy.deps().config, new)
         if created:
             tenancy.audit("run.create", "session", session_id, {"run_id": str(run.id)})
-        return with_messages(run), 202, {"Location": f"/v1/runs/{run.id}"}
+        return with_messages(run), 202, location_of(run)

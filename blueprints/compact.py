@@ -18,10 +18,13 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import QUOTA_EXHAUSTED, error_responses
-from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema, multitask_field
-from blueprints.sessions import blp
+from blueprints.run_schemas import LOCATION, TOO_MANY_RUNS, RunSchema, location_of, multitask_field
 from hango import tenancy
 from hango.admission import NewRun, enqueue_compaction
+from hango.api import Blueprint
+
+# Nested in ``sessions`` (``blueprints/__init__.py``): its URL and OpenAPI tag are the sessions area's.
+blp = Blueprint("compact", __name__)
 
 MAX_INSTRUCTIONS = 2_000
 
@@ -57,15 +60,9 @@ class Compact(MethodView):
         summarizer call fails, or `nothing_to_compact` when the history changed meanwhile.
         """
         instructions = (body["instructions"] or "").strip() or None
-        new = NewRun(
-            session_id,
-            {"instructions": instructions},
-            tenancy.caller(),
-            multitask=body["multitask"],
-            kind="compact",
-        )
+        content, multitask = {"instructions": instructions}, body["multitask"]
+        new = NewRun(session_id, content, tenancy.caller(), multitask=multitask, kind="compact")
         run = enqueue_compaction(tenancy.job_queue(), tenancy.store(), tenancy.deps(), g.session, new)
-        tenancy.audit(
-            "session.compact", "session", session_id, {"run_id": str(run.id), "focused": bool(instructions)}
-        )
-        return run, 202, {"Location": f"/v1/runs/{run.id}"}
+        detail = {"run_id": str(run.id), "focused": bool(instructions)}
+        tenancy.audit("session.compact", "session", session_id, detail)
+        return run, 202, location_of(run)

@@ -22,18 +22,18 @@ from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
-from blueprints.context import blp
-from blueprints.runs import LOCATION, TOO_MANY_RUNS, RunSchema
+from blueprints.run_schemas import LOCATION, TOO_MANY_RUNS, RunSchema, location_of
 from hango import collector, tenancy
 from hango.admission import NewRun, enqueue_try
+from hango.api import Blueprint
 from hango.contract import NON_BLANK_TEXT
-from hango.db import db
 from hango.inspector import service
 from hango.store.runs import SCRATCH
 from hango.telemetry import names
 from hango.try_pool import try_pool
 
-# The context inspector is one API area with one OpenAPI tag: try routes on inspect's blueprint.
+# Nested in ``context`` (``blueprints/__init__.py``): the inspector is one API area, one OpenAPI tag.
+blp = Blueprint("try", __name__)
 
 PART = part_id()
 
@@ -104,23 +104,17 @@ class ContextTry(MethodView):
         """Send one model call (or, with `mode` `turn`, queue a whole turn) with the current overrides plus
         the body's; nothing of the session is stored."""
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
+        deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
         if body.pop("mode") == "turn":
-            return _queue_turn(body, session_id)
-        on = tenancy.deps(), tenancy.store(), g.session, tenancy.caller()
-        return service.try_call(*on, service.TryBody(**body), **_around_the_call())
+            new = NewRun(session_id, body, caller, kind=SCRATCH)
+            return _queued(enqueue_try(tenancy.job_queue(), store, deps, g.session, new))
+        around = {"principal": tenancy.principal(), "run_in_pool": try_pool.run}
+        return service.try_call(deps, store, g.session, caller, service.TryBody(**body), **around)
 
 
-def _around_the_call() -> dict[str, Any]:
-    """Who tries, how the request's transaction is ended before the call, and the pool it runs in."""
-    return {"principal": tenancy.principal(), "commit": db.commit, "run_in_pool": try_pool.run}
-
-
-def _queue_turn(body: dict, session_id: uuid.UUID) -> Response:
-    """Screen the body like a one-call try (422), then queue the scratch run: 202 with its row."""
-    deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
-    service.screen_turn(deps, store, g.session, caller, service.TryBody(**body))
-    run = enqueue_try(tenancy.job_queue(), store, deps.config, NewRun(session_id, body, caller, kind=SCRATCH))
+def _queued(run: Any) -> Response:
+    """The 202 of a queued scratch run: its row, and where to poll it."""
     answer = jsonify(RunSchema().dump(run))
     answer.status_code = 202
-    answer.headers["Location"] = f"/v1/runs/{run.id}"
+    answer.headers.update(location_of(run))
     return answer

@@ -12,11 +12,11 @@ blp = Blueprint("me", __name__, url_prefix="/v1/me", description="The caller")
 
 
 class MeSchema(Schema):
-    tenant_id = fields.UUID()
-    tenant_name = fields.String()
-    tenant_slug = fields.String()
-    user_id = fields.UUID()
-    email = fields.String()
+    tenant_id = fields.UUID(attribute="tenant.id")
+    tenant_name = fields.String(attribute="tenant.name")
+    tenant_slug = fields.String(attribute="tenant.slug")
+    user_id = fields.UUID(attribute="user.id")
+    email = fields.String(attribute="user.email")
     role = fields.String()
     api_key_id = fields.UUID()
 
@@ -28,12 +28,4 @@ class Me(MethodView):
         """The caller's tenant, user, role and key."""
         who = tenancy.principal()
         tenant, user = tenancy.store().identity(who.user_id)
-        return {
-            "tenant_id": tenant.id,
-            "tenant_name": tenant.name,
-            "tenant_slug": tenant.slug,
-            "user_id": user.id,
-            "email": user.email,
-            "role": who.role,
-            "api_key_id": who.api_key_id,
-        }
+        return {"tenant": tenant, "user": user, "role": who.role, "api_key_id": who.api_key_id}

@@ -44,6 +44,18 @@ def _keep_an_owner(member: sa.Row) -> None:
         raise Conflict("the tenant's last owner cannot be removed or demoted", code="last_owner")
 
 
+def _role_change(current: sa.Row | None, role: str) -> dict[str, str]:
+    """The audit detail of giving ``role`` to a new member or to ``current``, once the caller may:
+    422 ``role_not_allowed`` past the caller's rank, 409 ``last_owner`` demoting the only owner."""
+    authz.require_manages(role)
+    if current is None:
+        return {"role": role}
+    authz.require_manages(current.role)
+    if role != "owner":
+        _keep_an_owner(current)
+    return {"role": role, "previous_role": current.role}
+
+
 @blp.route("")
 class MemberList(MethodView):
     @paged(blp)
@@ -63,13 +75,7 @@ class MemberList(MethodView):
         """Add a member by email (creating the user when new), or set an existing member's role."""
         members = tenancy.store().members
         current = members.by_email(body["email"])
-        authz.require_manages(body["role"])
-        detail = {"role": body["role"]}
-        if current is not None:
-            authz.require_manages(current.role)
-            if body["role"] != "owner":
-                _keep_an_owner(current)
-            detail["previous_role"] = current.role
+        detail = _role_change(current, body["role"])
         member = members.put(body["email"], body["role"], body["name"])
         tenancy.audit("member.create", "member", member.user_id, detail)
         return member, 201 if current is None else 200

@@ -8,6 +8,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response, page_of
+from blueprints.message_schemas import MessageSchema
 from hango import tenancy
 from hango.api import Blueprint
 from hango.store.pages import Page
@@ -27,17 +28,6 @@ class MessagePageArgsSchema(Schema):
         metadata={"description": "return messages with a greater seq; pass the previous page's next_cursor"},
     )
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=MAX_MESSAGE_PAGE))
-
-
-class MessageSchema(Schema):
-    id = fields.UUID()
-    seq = fields.Integer()
-    role = fields.String()
-    content = fields.List(
-        fields.Dict(), metadata={"description": "content blocks: text, tool_use, tool_result"}
-    )
-    run_id = fields.UUID(allow_none=True)
-    created_at = fields.DateTime()
 
 
 MessagePageSchema = page_of(MessageSchema, "MessagePage")

@@ -11,9 +11,10 @@ import uuid
 
 from flask import g, request
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields
 
-from blueprints.common import JsonInteger, error_responses, part_id
+from blueprints.common import JsonInteger, error_responses
+from blueprints.override_schemas import ERRORS, OverrideSetSchema, from_body
 from hango import tenancy
 from hango.agent.overrides import Override
 from hango.api import Blueprint
@@ -21,27 +22,6 @@ from hango.inspector import service
 from hango.store.context_overrides import Target
 
 blp = Blueprint("overrides", __name__, url_prefix="/v1", description="Context overrides")
-
-MAX_OVERRIDES = 5_000
-
-
-class OverrideSchema(Schema):
-    part = part_id(required=True)
-    action = fields.String(required=True, validate=validate.OneOf(["exclude", "replace"]))
-    replacement = fields.String(
-        load_default=None, allow_none=True, validate=validate.Length(max=service.MAX_REPLACEMENT)
-    )
-    paired_from = fields.String(
-        load_default=None,
-        allow_none=True,
-        metadata={"description": "set by the server on companions; companions sent back are recomputed"},
-    )
-
-
-class OverrideSetSchema(Schema):
-    overrides = fields.List(
-        fields.Nested(OverrideSchema), required=True, validate=validate.Length(max=MAX_OVERRIDES)
-    )
 
 
 class ScopeSchema(Schema):
@@ -80,23 +60,6 @@ def put_set(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]
     put = {"overrides": overrides, "expected": request.if_match, "who": tenancy.principal()}
     body, etag = service.put_overrides(*on, target, **put)
     return body, 200, {"ETag": etag}
-
-
-def from_body(body: dict) -> list[Override]:
-    return [Override(o["part"], o["action"], o["replacement"], o["paired_from"]) for o in body["overrides"]]
-
-
-ERRORS = (
-    (404, "`not_found`: no such agent or session, or not the caller's."),
-    (412, "`etag_mismatch`: `If-Match` no longer matches the stored set."),
-    (
-        422,
-        "`malformed_part`, `wrong_target`, `replace_not_allowed_for_tools`, `replacement_required`, "
-        "`replacement_not_allowed`, `replace_needs_text`, `duplicate_part`, `unknown_part`, `unknown_paired_from`, "
-        "`no_user_message`, "
-        "`starts_with_assistant`; `details.parts` names the parts.",
-    ),
-)
 
 
 def _view(kind: str, set_schema: type[Schema], result_schema: type[Schema], docs: tuple[str, str]) -> type:

@@ -18,17 +18,18 @@ from werkzeug.datastructures import ETags
 from werkzeug.http import parse_etags
 
 from blueprints.common import error_response
-from blueprints.context import blp
-from blueprints.overrides import ERRORS, MAX_OVERRIDES, OverrideSchema, from_body
+from blueprints.override_schemas import ERRORS, OverrideSetSchema, from_body
 from hango import authz, tenancy
 from hango.agent.overrides import Override
+from hango.api import Blueprint
 from hango.inspector import service
 
+# Nested in ``context`` (``blueprints/__init__.py``): the inspector is one API area, one OpenAPI tag.
+blp = Blueprint("pending", __name__)
 
-class ProposedSetSchema(Schema):
-    overrides = fields.List(
-        fields.Nested(OverrideSchema), required=True, validate=validate.Length(max=MAX_OVERRIDES)
-    )
+
+class ProposedSetSchema(OverrideSetSchema):
+    pass
 
 
 class PreviewBodySchema(Schema):

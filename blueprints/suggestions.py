@@ -15,9 +15,12 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import MAX_PAGE, error_response
-from blueprints.context import blp
 from hango import tenancy
+from hango.api import Blueprint
 from hango.inspector import service
+
+# Nested in ``context`` (``blueprints/__init__.py``): the inspector is one API area, one OpenAPI tag.
+blp = Blueprint("suggestions", __name__)
 
 
 class SuggestionArgsSchema(Schema):

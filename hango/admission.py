@@ -16,6 +16,7 @@ from hango.agent.deps import Deps
 from hango.agent.state import Caller
 from hango.config import Config
 from hango.errors import Conflict, QuotaExhausted, RateLimited, Unprocessable
+from hango.inspector import service
 from hango.jobs import cancel_job, defer_run
 from hango.store import TenantStore
 from hango.store.locks import lock_tenant_runs
@@ -78,16 +79,18 @@ def enqueue_compaction(
     return _store_and_defer(queue, store, deps.config, new)
 
 
-def enqueue_try(queue: procrastinate.App, store: TenantStore, config: Config, new: NewRun) -> Any:
+def enqueue_try(queue: procrastinate.App, store: TenantStore, deps: Deps, session: Any, new: NewRun) -> Any:
     """Queue a try run (``new.kind`` ``try``, the try body its ``content``): a scratch turn.
 
-    The same 429 and 402 as a run; never 409: it changes nothing of the session, so it may
-    run while the session's runs do.
+    Its body is screened first on the session's next call, as a one-call try's is (its 422s);
+    then the same 429 and 402 as a run; never 409: it changes nothing of the session, so it
+    may run while the session's runs do.
     """
+    service.screen_turn(deps, store, session, new.caller, service.TryBody(**new.content))
     lock_tenant_runs(store.conn, store.tenant_id)
-    _check_caps(store, config, new.caller.user_id)
+    _check_caps(store, deps.config, new.caller.user_id)
     _check_quota(store)
-    return _store_and_defer(queue, store, config, new)
+    return _store_and_defer(queue, store, deps.config, new)
 
 
 def _admit(store: TenantStore, config: Config, new: NewRun) -> None:

@@ -450,20 +450,20 @@ def try_call(
     body: trying.TryBody,
     *,
     principal: Principal,
-    commit: Callable[[], None],
     run_in_pool: Callable[[Callable[[], Any], float], Any],
 ) -> dict[str, Any]:
     """One model call with the current overrides plus ``body``'s; nothing of the session is stored.
 
-    ``commit`` ends the request's transaction (the reserved seq is kept; nothing is left open during
-    the call); ``run_in_pool`` runs the provider call in the try pool by its deadline. The ``context.try``
-    audit row is committed with the call's record, or alone when the call fails.
+    The request's transaction is committed before the call (the reserved seq is kept; nothing is
+    left open during the call); ``run_in_pool`` runs the provider call in the try pool by its
+    deadline. The ``context.try`` audit row is committed with the call's record, or alone when the
+    call fails.
     """
     ready = trying.prepare_try(deps, store, session, caller, body)
     state, plan = ready.state, ready.plan
     audit = TryAudit(session.id, principal, plan.excluded, state.agent.model)
     ready.gateway.alongside = audit.with_call
-    commit()
+    _commit(store)
     started = time.monotonic()
     state.deadline = started + deps.config.context_try_timeout  # the gateway gives the SDK call what is left
     outcome = "error"
@@ -475,7 +475,7 @@ def try_call(
         raise
     finally:
         if audit.alone(outcome, store):  # a failed call's row, or one the record did not write
-            commit()
+            _commit(store)
         telemetry.meter().create_counter(names.METRIC_CONTEXT_TRY).add(1, {"outcome": outcome})
     return {
         "message": trying.answer(response),
@@ -486,6 +486,12 @@ def try_call(
         "added": plan.added,
         "duration_ms": int((time.monotonic() - started) * 1000),
     }
+
+
+def _commit(store: TenantStore) -> None:
+    """Commit the request's transaction (``store``'s connection), if one is open."""
+    if store.conn.in_transaction():
+        store.conn.commit()
 
 
 def screen_turn(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: trying.TryBody) -> None:
