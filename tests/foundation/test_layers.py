@@ -8,7 +8,9 @@ is an edge to ``package.module`` only: importing a submodule runs its package's
 ``__init__`` first, but that is Python's mechanics, not a dependency of the importer.
 
 The layer table is the one drawn in ``docs/system-architecture.md``: a module may
-import its own layer and the layers below it, never one above.
+import its own layer and the layers below it, never one above. The web layer's own
+rules close the module: no blueprint imports another, ``blueprints/`` reaches the
+inspector only through its front door, and no view is longer than ten lines.
 """
 
 from __future__ import annotations
@@ -345,3 +347,140 @@ def test_the_runtime_below_the_web_layer_imports_no_flask(sources: dict[str, str
         )
     ]
     assert flask_users == []
+
+
+# --- the web layer: thin views, one door into the inspector ------------------------------------------
+
+# The inspector's application layer: the one module of ``hango.inspector`` that ``blueprints/`` may import.
+FRONT_DOOR = "hango.inspector.service"
+# A view's body, in lines: the source lines its statements span, from the first statement after the
+# docstring to the end of the last one, leaving out blank and comment-only lines. The signature, the
+# decorators and the docstring are not the body; a statement ``ruff format`` splits counts every line.
+MAX_VIEW_LINES = 10
+HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
+
+
+def is_blueprint(module: str) -> bool:
+    """A module of ``blueprints/`` that routes: all but the package (the registry, which imports every
+    blueprint), ``common`` and the ``*_schemas`` modules (what two areas share)."""
+    name = module.rpartition(".")[2]
+    return module.startswith("blueprints.") and name != "common" and not name.endswith("_schemas")
+
+
+def web_breaches(graph: Graph) -> list[tuple[str, str]]:
+    """Imports of a blueprint by any module of ``blueprints/`` but the registry, and of any inspector
+    module but the front door."""
+    return sorted(
+        (a, b)
+        for a, targets in graph.items()
+        if a.startswith("blueprints.")
+        for b in targets
+        if is_blueprint(b) or (b.startswith("hango.inspector") and b != FRONT_DOOR)
+    )
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _routed(function: ast.FunctionDef) -> bool:
+    """Decorated with ``<blueprint>.route(...)``: a plain Flask view function."""
+    return any(
+        isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "route"
+        for d in function.decorator_list
+    )
+
+
+def view_lengths(source: str) -> dict[str, int]:
+    """``name:line`` → body length (``MAX_VIEW_LINES``' measure) of each view in ``source``: every function
+    named for an HTTP method (a ``MethodView``'s, or one a factory makes into one) and every routed one."""
+    lines = source.splitlines()
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and (node.name in HTTP_METHODS or _routed(node)):
+            body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+            spanned = lines[body[0].lineno - 1 : body[-1].end_lineno] if body else []
+            found[f"{node.name}:{node.lineno}"] = sum(
+                1 for line in spanned if line.strip() and not line.strip().startswith("#")
+            )
+    return found
+
+
+def test_no_blueprint_imports_a_blueprint_or_the_inspector_past_its_front_door(
+    sources: dict[str, str],
+) -> None:
+    assert web_breaches(import_graph(sources)) == []
+
+
+def test_what_blueprints_share_routes_nothing(sources: dict[str, str]) -> None:
+    """``common`` and the ``*_schemas`` modules hold no blueprint: a route there would dodge the rule above."""
+    shared = [m for m in sources if m.startswith("blueprints.") and not is_blueprint(m)]
+    blueprints_made = [
+        module
+        for module in shared
+        for node in ast.walk(ast.parse(sources[module]))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Blueprint"
+    ]
+    assert shared and blueprints_made == []
+
+
+def test_every_view_fits_in_ten_lines(sources: dict[str, str]) -> None:
+    """Views parse, call one function and serialize: what is longer belongs in a service."""
+    long = {
+        f"{module}.{view}": length
+        for module, source in sources.items()
+        if module.startswith("blueprints")
+        for view, length in view_lengths(source).items()
+        if length > MAX_VIEW_LINES
+    }
+    assert long == {}
+
+
+def test_the_web_check_fails_on_a_blueprint_import_and_an_inspector_module(sources: dict[str, str]) -> None:
+    """A blueprint reaching a sibling's blueprint or schemas, lazily too, or the inspector past its door."""
+    broken = dict(sources)
+    broken["blueprints.chat"] += "\n\ndef _bad():\n    from blueprints.runs import blp\n"
+    broken["blueprints.run_schemas"] += "\nfrom blueprints import context\n"
+    broken["blueprints.context"] += (
+        "\nfrom hango.inspector.snapshot import Snapshot\nimport hango.inspector\n"
+    )
+
+    breaches = web_breaches(import_graph(broken))
+
+    assert breaches == [
+        ("blueprints.chat", "blueprints.runs"),
+        ("blueprints.context", "hango.inspector"),
+        ("blueprints.context", "hango.inspector.snapshot"),
+        ("blueprints.run_schemas", "blueprints.context"),
+    ]
+
+
+def test_the_view_check_counts_the_body_not_its_docstring_decorators_or_blank_lines() -> None:
+    statements = "\n".join(f"        x{n} = {n}" for n in range(9))
+    source = f'''
+class Item(MethodView):
+    @blp.arguments(Body)
+    @blp.response(200, Schema)
+    def post(self, body):
+        """One line.
+
+        And more.
+        """
+        # why, not what
+
+{statements}
+        return answer(
+            x0
+        )
+
+
+@blp.route("/health")
+def health():
+    return ok
+'''
+    assert view_lengths(source) == {"post:5": 12, "health:27": 1}  # 9 lines + a return formatted on 3
