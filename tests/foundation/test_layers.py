@@ -325,6 +325,11 @@ def test_bench_scripts_form_no_circle_and_shadow_no_standard_module() -> None:
     assert [m for m in bench if m.rsplit(".", 1)[-1] in sys.stdlib_module_names] == []
 
 
+def test_no_hango_module_shadows_a_standard_module(sources: dict[str, str]) -> None:
+    """``hango/queue.py`` once shadowed ``queue``: each module is named for what it holds instead."""
+    assert [m for m in sources if m.rsplit(".", 1)[-1] in sys.stdlib_module_names] == []
+
+
 def test_the_runtime_below_the_web_layer_imports_no_flask(sources: dict[str, str]) -> None:
     """The agent, the providers and the store run outside a request: none of them imports Flask."""
     below_web = (
