@@ -14,7 +14,7 @@ from hango import tenancy
 from hango.api import Blueprint
 from hango.mcp import servers
 from hango.mcp.addresses import MAX_URL
-from hango.mcp.catalog import NAME, NAME_RULE
+from hango.mcp.catalog import MAX_NAME, NAME, NAME_RULE
 from hango.store.pages import Page
 
 blp = Blueprint("mcp_servers", __name__, url_prefix="/v1", description="MCP servers")
@@ -32,7 +32,11 @@ class McpToolSchema(Schema):
 class McpServerSchema(Schema):
     id = fields.UUID(dump_only=True)
     name = fields.String(
-        required=True, validate=validate.Regexp(NAME.pattern, error=f"a server name is {NAME_RULE}")
+        required=True,
+        validate=validate.And(
+            validate.Length(min=1, max=MAX_NAME, error=f"a server name is {NAME_RULE}"),
+            validate.Regexp(NAME.pattern, error=f"a server name is {NAME_RULE}"),
+        ),
     )
     catalog = fields.String(
         allow_none=True,

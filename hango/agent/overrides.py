@@ -14,6 +14,7 @@ from hango.agent.parts import (
     PartID,
     SourcedBlock,
     SourcedMessage,
+    tool_name,
 )
 from hango.messages import Block, Message, TextBlock
 
@@ -51,7 +52,8 @@ class Overrides:
         return override is not None and override.action == EXCLUDE
 
     def excluded_tools(self) -> frozenset[str]:
-        return frozenset(p.removeprefix("tool:") for p, o in self.agent.items() if p.startswith("tool:"))
+        """The names the model knows the excluded tools by (``<server>__<tool>`` for an MCP tool)."""
+        return frozenset(tool_name(p) for p in self.agent if p.startswith("tool:"))
 
     def agent_only(self) -> Overrides:
         """What a subagent sees: its history is its own, so no session overrides."""

@@ -25,6 +25,7 @@ from hango.agent.parts import (
     kind_of,
     preview,
     target_of,
+    tool_name,
     tool_part,
 )
 from hango.inspector.inspection import Assembly
@@ -176,7 +177,7 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         tokens=sent_tokens,
         included=sent is not None,
         original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
-        tools=(label_of(part),) if kind == "tool" else (),
+        tools=(tool_name(part),) if kind == "tool" else (),  # the name the model calls it by
     )
 
 

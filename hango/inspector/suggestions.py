@@ -34,7 +34,7 @@ from hango.agent.catalog import TOOL_PATHS
 from hango.agent.compaction import plan_compaction, summary_max_tokens
 from hango.agent.estimator import estimate_content
 from hango.agent.overrides import EXCLUDE, Override
-from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, tool_part
+from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, tool_name, tool_part
 from hango.agent.tools.base import PathUse
 from hango.agent.validate import is_valid
 from hango.config import Config
@@ -329,7 +329,7 @@ def _unused_tools(
     here = {b.name for m in assembly.draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
     out = []
     for view in snapshot.tools:
-        name = view.id.removeprefix("tool:")
+        name = tool_name(view.id)
         if not _untouched(view) or name in usage.called or name in here:
             continue
         reason = (
