@@ -46,3 +46,14 @@ def http_mcp_server(token: str, extra_tools: int = 0, description_chars: int = 2
 def _listening(port: int) -> bool:
     with socket.create_connection(("127.0.0.1", port), timeout=1):
         return True
+
+
+def attach_catalog_server(
+    who, agent_id: str, name: str, catalog: str, tools: list[str] | None = None
+) -> dict:
+    """Register the catalog server ``catalog`` as ``name`` (as ``who``) and attach it to the agent."""
+    server = who.post("/v1/mcp-servers", json={"name": name, "catalog": catalog})
+    assert server.status_code == 201, server.get_json()
+    attached = who.put(f"/v1/agents/{agent_id}/mcp-servers/{server.get_json()['id']}", json={"tools": tools})
+    assert attached.status_code == 200, attached.get_json()
+    return attached.get_json()

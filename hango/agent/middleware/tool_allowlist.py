@@ -18,8 +18,13 @@ def enabled_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
 
 
 def allowed_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
-    """The tool names a call may send and execute: enabled and not excluded by an override."""
-    return enabled_tools(agent, state) - state.overrides.excluded_tools()
+    """The tool names a call may send and execute: enabled and not excluded by an override (the tool's
+    own, or its MCP server's as a whole)."""
+    overrides = state.overrides
+    enabled = enabled_tools(agent, state)
+    if not overrides.agent:
+        return enabled
+    return frozenset(name for name in enabled if not overrides.excludes_tool(name))
 
 
 class ToolAllowlistMiddleware(Middleware):
