@@ -14,8 +14,8 @@ import pytest
 from hango.mcp import connection
 from hango.mcp.tool_lists import list_hash
 from tests.fakes.provider_server import MESSAGES
-from tests.inspector.conftest import Lab, by_id, excluding, override_set, user
-from tests.inspector.test_suggestions import suggestions
+from tests.inspector.conftest import OFFLINE, Lab, assistant, by_id, excluding, override_set, user
+from tests.inspector.test_suggestions import answered, of_kind, suggestions
 from tests.support.clients import error_code
 from tests.support.mcp import TIME_TOOLS, attach_catalog_server
 
@@ -168,6 +168,44 @@ def test_a_try_can_leave_a_server_out_for_one_call(lab: Lab, agent: str):
     assert answer.status_code == 200, answer.get_json()
     assert answer.get_json()["excluded"] == [GIT]
     assert sent_names(lab) == sorted(["ls", "read_file", *(f"time__{name}" for name in TIME_TOOLS)])
+
+
+def test_unused_tool_offers_a_server_none_of_whose_tools_was_called_as_one_exclusion(make_lab):
+    lab = make_lab(suggest_tool_min_answers=3)
+    agent = lab.agent(model=OFFLINE, tools=["ls"])
+    attach_catalog_server(lab.who, agent, "git", "git")
+    attach_catalog_server(lab.who, agent, "time", "time")
+    history = [
+        user("what time is it, and what is here?"),
+        *answered("time__get_current_time", "12:00", timezone="UTC"),
+        *answered("ls", "a.txt", path="/"),
+        assistant("noon, and a.txt"),
+    ]
+    session = lab.session(agent, history)
+    before = lab.inspect(session)
+    git = groups(before)["git"]
+
+    found = of_kind(suggestions(lab, session), "unused_tool")
+
+    # the time server was called, so only its unused tool is offered, on its own
+    assert [(s["parts"], s["target"]) for s in found] == [
+        ([GIT], "agent"),
+        (["tool:time/convert_time"], "agent"),
+    ]
+    server = found[0]
+    assert server["reason"].startswith(
+        f"server `git`: 12 tools, {git['tokens']:,} tokens a call, 0 calls in the last 3 answers"
+    )
+    assert server["tokens_saved"] == git["tokens"]
+
+    # one click: the suggestion's parts saved as the agent's exclusions
+    assert lab.put_agent(agent, excluding(*server["parts"])).status_code == 200
+    after = lab.inspect(session)
+    assert before["total_after"] - after["total_after"] == server["tokens_saved"]
+    assert groups(after)["git"]["override"] == "exclude"
+    assert [s["parts"] for s in of_kind(suggestions(lab, session), "unused_tool")] == [
+        ["tool:time/convert_time"]
+    ]
 
 
 def test_inspect_preview_and_suggestions_read_the_stored_lists_without_reaching_a_server(
