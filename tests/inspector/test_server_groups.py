@@ -16,10 +16,13 @@ from hango.mcp.tool_lists import list_hash
 from tests.fakes.provider_server import MESSAGES
 from tests.inspector.conftest import OFFLINE, Lab, assistant, by_id, excluding, override_set, user
 from tests.inspector.test_suggestions import answered, of_kind, suggestions
+from tests.ledger.helpers import diff, oldest_first
 from tests.support.clients import error_code
-from tests.support.mcp import TIME_TOOLS, attach_catalog_server
+from tests.support.mcp import BIN, TIME_TOOLS, attach_catalog_server, write_catalog
 
 GIT = "tool:git/*"
+CATALOG_TIME = {"command": str(BIN / "mcp-server-time")}
+PARIS = ["--local-timezone", "Europe/Paris"]
 
 
 @pytest.fixture
@@ -222,3 +225,50 @@ def test_inspect_preview_and_suggestions_read_the_stored_lists_without_reaching_
     assert groups(preview(lab, session, {"agent": excluding(GIT)}))["git"]["sent"] == 0
     assert suggestions(lab, session) == []
     assert lab.put_agent(agent, excluding(GIT)).status_code == 200
+
+
+def time_server(lab: Lab, agent: str) -> dict[str, Any]:
+    return next(
+        s for s in lab.who.get(f"/v1/agents/{agent}/mcp-servers").get_json()["items"] if s["name"] == "time"
+    )
+
+
+def first_difference(lab: Lab, session: str, **query: str) -> tuple[str, str]:
+    found = diff(lab, session, **query)["first_difference"]
+    return found["part"], found["cause"]
+
+
+def test_a_stored_tool_list_with_a_new_hash_is_the_named_cause_of_the_next_calls_change(
+    lab: Lab, agent: str, make_lab, tmp_path
+):
+    session = lab.session(agent, [user("hello")])
+    assert lab.say(session, "first call").status_code == 201
+    time = time_server(lab, agent)
+    assert lab.put_agent(agent, excluding("tool:time/convert_time")).status_code == 200
+    assert lab.who.post(f"/v1/mcp-servers/{time['id']}/refresh").status_code == 200  # the same list
+    # a reading that found the same list changed nothing: the exclusion saved before it is the cause
+    assert first_difference(lab, session, to="next") == ("tool:time/convert_time", "override_saved")
+
+    # the operator's catalog now starts the server with another local zone: its schemas name it
+    paris = make_lab(mcp_catalog=write_catalog(tmp_path, time={**CATALOG_TIME, "args": PARIS}))
+    refreshed = paris.who.post(f"/v1/mcp-servers/{time['id']}/refresh")
+    assert refreshed.status_code == 200, refreshed.get_json()
+    assert refreshed.get_json()["tools_hash"] != time["tools_hash"]
+
+    assert first_difference(lab, session, to="next") == ("tool:time/get_current_time", "server_tools_changed")
+    assert lab.say(session, "again").status_code == 201
+    earlier, later = (call["id"] for call in oldest_first(lab, session))
+    between = {"from": earlier, "to": later}
+    assert first_difference(lab, session, **between) == ("tool:time/get_current_time", "server_tools_changed")
+
+
+def test_a_server_detached_from_the_agent_is_a_tool_list_change(lab: Lab, agent: str):
+    session = lab.session(agent, [user("hello")])
+    assert lab.say(session, "first call").status_code == 201
+
+    assert (
+        lab.who.delete(f"/v1/agents/{agent}/mcp-servers/{time_server(lab, agent)['id']}").status_code == 204
+    )
+
+    part, cause = first_difference(lab, session, to="next")
+    assert (part.startswith("tool:time/"), cause) == (True, "tool_list_changed")
