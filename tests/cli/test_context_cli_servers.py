@@ -14,25 +14,14 @@ import pytest
 import sqlalchemy as sa
 
 from hango.cli.context_table import width_of
-from hango.mcp.tool_lists import list_hash
 from hango.store import TenantStore
 from tests.support.clients import Tenant
+from tests.support.mcp import store_server
 
 pytestmark = pytest.mark.server
 
 GIT_TOOLS = [f"git_{verb}" for verb in ("status", "diff", "commit", "add", "reset", "log", "create_branch")]
 TIME_TOOLS = ["get_current_time", "convert_time"]
-
-
-def listed(names: list[str]) -> list[dict]:
-    return [
-        {
-            "name": name,
-            "description": f"{name.replace('_', ' ')} of the repository or the clock " * 3,
-            "input_schema": {"type": "object", "properties": {"repo_path": {"type": "string"}}},
-        }
-        for name in names
-    ]
 
 
 @pytest.fixture
@@ -44,10 +33,8 @@ def session(engine: sa.Engine, acme: Tenant, live_server: str, monkeypatch: pyte
         agent = store.agents.create(
             owner, name="servers", model="offline/echo", system_prompt="Be brief.", tools=["read_file"]
         )
-        for name, tools in (("git", GIT_TOOLS), ("time", TIME_TOOLS)):
-            server = store.mcp_servers.create(owner, name, catalog=name, url=None, header_names=[])
-            store.mcp_servers.store_tools(server.id, listed(tools), list_hash(listed(tools)))
-            store.mcp_servers.attach(agent.id, server.id, None)
+        store_server(store, agent.id, "git", GIT_TOOLS)
+        store_server(store, agent.id, "time", TIME_TOOLS)
         row = store.sessions.create(agent.id, owner, "servers")
         store.messages.append(row.id, "user", [{"type": "text", "text": "what changed?"}])
     monkeypatch.setenv("HANGO_API_URL", live_server)
