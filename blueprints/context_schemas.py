@@ -70,6 +70,48 @@ class PartSchema(Schema):
     tools = fields.List(
         fields.String(), required=True, metadata={"description": "the tools it defines, calls or answers"}
     )
+    server = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "a tool part's MCP server (`tool:<server>/<tool>`); null for a built-in"},
+    )
+
+
+class ToolGroupSchema(Schema):
+    server = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the MCP server; null for the built-in tools"},
+    )
+    part = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "`tool:<server>/*`: the part an override of the whole server names (it leaves out "
+            "every tool the server's stored list holds at each call); null for the built-in tools"
+        },
+    )
+    label = fields.String(required=True, metadata={"description": "`built-in` or `server <name>`"})
+    tools = fields.Integer(required=True, metadata={"description": "its tools in the next call, sent or not"})
+    sent = fields.Integer(required=True, metadata={"description": "of those, the tools sent"})
+    tokens_before = fields.Integer(
+        required=True, metadata={"description": "its tools' estimates, all of them"}
+    )
+    tokens = fields.Integer(required=True, metadata={"description": "the sent tools' estimates"})
+    override = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"enum": ["exclude", None], "description": "the server's own"},
+    )
+    stale = fields.Boolean(
+        required=True,
+        metadata={"description": "the server's override waits for a server that gives no tool now"},
+    )
+    cached_prefix = fields.Boolean(required=True)
+    cache_loss_tokens = fields.Integer(
+        required=True,
+        metadata={"description": "what a change of the group costs the cache: its first tool's"},
+    )
 
 
 class GroupTotalSchema(Schema):
@@ -214,6 +256,14 @@ class InspectSchema(Schema):
     )
     system = fields.List(fields.Nested(PartSchema), required=True)
     tools = fields.List(fields.Nested(PartSchema), required=True)
+    tool_groups = fields.List(
+        fields.Nested(ToolGroupSchema),
+        required=True,
+        metadata={
+            "description": "`tools` by source: the built-in tools, then each MCP server's, each with its "
+            "subtotal (estimates; they add up to `totals.tools` in the unit `estimate`)"
+        },
+    )
     messages = fields.List(fields.Nested(PartSchema), required=True)
     compaction = fields.Dict(
         allow_none=True,

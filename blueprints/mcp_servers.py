@@ -14,7 +14,7 @@ from hango import tenancy
 from hango.api import Blueprint
 from hango.mcp import servers
 from hango.mcp.addresses import MAX_URL
-from hango.mcp.catalog import NAME, NAME_RULE
+from hango.mcp.catalog import MAX_NAME, NAME, NAME_RULE
 from hango.store.pages import Page
 
 blp = Blueprint("mcp_servers", __name__, url_prefix="/v1", description="MCP servers")
@@ -32,7 +32,11 @@ class McpToolSchema(Schema):
 class McpServerSchema(Schema):
     id = fields.UUID(dump_only=True)
     name = fields.String(
-        required=True, validate=validate.Regexp(NAME.pattern, error=f"a server name is {NAME_RULE}")
+        required=True,
+        validate=validate.And(
+            validate.Length(min=1, max=MAX_NAME, error=f"a server name is {NAME_RULE}"),
+            validate.Regexp(NAME.pattern, error=f"a server name is {NAME_RULE}"),
+        ),
     )
     catalog = fields.String(
         allow_none=True,
@@ -90,6 +94,12 @@ def _detail(server: sa.Row, **more) -> dict:
     return {"name": server.name, "transport": "stdio" if server.catalog else "http", **more}
 
 
+def _changed(before: sa.Row, after: sa.Row) -> bool:
+    """Whether reading the server's tools found another list than the one stored (a cache-miss cause for
+    every agent it is attached to); a first reading changes nothing that was sent."""
+    return before.tools_hash is not None and before.tools_hash != after.tools_hash
+
+
 @blp.route("/mcp-servers")
 class McpServerList(MethodView):
     @paged(blp)
@@ -137,7 +147,13 @@ class McpServerRefresh(MethodView):
     def post(self, body: dict, server_id: uuid.UUID) -> sa.Row:
         """Read the server's tool list again and store it with its hash (owners and admins)."""
         server = servers.read_tools(tenancy.store(), _config(), g.mcp_server)
-        detail = _detail(server, tools=len(server.tools), tools_hash=server.tools_hash, reason=body["reason"])
+        detail = _detail(
+            server,
+            tools=len(server.tools),
+            tools_hash=server.tools_hash,
+            tools_changed=_changed(g.mcp_server, server),
+            reason=body["reason"],
+        )
         tenancy.audit("mcp_server.refresh", "mcp_server", server_id, detail)
         return server
 
@@ -163,10 +179,12 @@ class AgentMcpServer(MethodView):
     def put(self, body: dict, agent_id: uuid.UUID, server_id: uuid.UUID) -> sa.Row:
         """Attach an MCP server to the agent (all its tools, or those named): its tools are listed and stored now."""
         store = tenancy.store()
-        server = servers.read_tools(store, _config(), found(store.mcp_servers.get(server_id), "MCP server"))
+        stored = found(store.mcp_servers.get(server_id), "MCP server")
+        server = servers.read_tools(store, _config(), stored)
         chosen = servers.chosen_tools(server, body["tools"])
         store.mcp_servers.attach(agent_id, server_id, chosen)
-        tenancy.audit("agent.mcp_attach", "agent", agent_id, _detail(server, tools=chosen))
+        detail = _detail(server, tools=chosen, tools_changed=_changed(stored, server))
+        tenancy.audit("agent.mcp_attach", "agent", agent_id, detail)
         return next(row for row in store.mcp_servers.for_agent(agent_id) if row.id == server_id)
 
     @blp.response(204)

@@ -14,6 +14,11 @@ from hango.agent.parts import (
     PartID,
     SourcedBlock,
     SourcedMessage,
+    is_server_part,
+    name_server,
+    server_part,
+    tool_name,
+    tool_part,
 )
 from hango.messages import Block, Message, TextBlock
 
@@ -51,7 +56,20 @@ class Overrides:
         return override is not None and override.action == EXCLUDE
 
     def excluded_tools(self) -> frozenset[str]:
-        return frozenset(p.removeprefix("tool:") for p, o in self.agent.items() if p.startswith("tool:"))
+        """The names the model knows the tools excluded one by one by (``<server>__<tool>`` for an MCP
+        tool); a whole server's exclusion is ``excluded_servers``."""
+        return frozenset(tool_name(p) for p in self.agent if p.startswith("tool:") and not is_server_part(p))
+
+    def excluded_servers(self) -> frozenset[str]:
+        """The MCP servers excluded as a whole (``tool:<server>/*``): every tool they list is left out."""
+        return frozenset(p.removeprefix("tool:").partition("/")[0] for p in self.agent if is_server_part(p))
+
+    def excludes_tool(self, name: str) -> bool:
+        """Whether an override leaves out the tool the model knows as ``name``: its own, or its server's."""
+        if self.excludes(tool_part(name)):
+            return True
+        server = name_server(name)
+        return server is not None and self.excludes(server_part(server))
 
     def agent_only(self) -> Overrides:
         """What a subagent sees: its history is its own, so no session overrides."""

@@ -2,7 +2,12 @@
 
 - ``system:<contributor>`` for a contributor's block (``system:agent``,
   ``system:filesystem``, ``system:memory:/memories/AGENTS.md`` …);
-- ``tool:<name>`` for one tool definition;
+- ``tool:<name>`` for one built-in tool definition, ``tool:<server>/<tool>`` for one tool of an
+  attached MCP server (sent to the model as ``<server>__<tool>``: ``tool_part`` and ``tool_name``
+  turn one into the other; a server's name has no ``__`` and does not end in ``_``, so the first
+  ``__`` of a sent name ends the server's), and ``tool:<server>/*`` for every tool of that server: an
+  override target only, never sent, whose exclusion leaves out whatever tools the server's stored list
+  holds at each call (a tool the list gains later included);
 - ``message:<seq>`` for one stored message, ``summary`` for the compaction summary;
 - ``scratch:<try>:<seq>`` for a message only a try sent (its new turn, a whole-turn try's answers and
   tool results): ``<try>`` is 8 hex digits drawn once per try, ``<seq>`` the place the message takes
@@ -32,6 +37,13 @@ TRANSCRIPT = "transcript"
 PREVIEW_CHARS = 200
 _CONTRIBUTOR = re.compile(r"^[a-z][a-z_]*$")
 _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# an MCP tool's part: the server's name (the catalog's NAME, its length exact) and the tool's name
+_SERVER_TOOL_PATTERN = "[a-z0-9][a-z0-9_-]{0,31}/[A-Za-z0-9_-]{1,30}"
+_SERVER_TOOL = re.compile(f"^{_SERVER_TOOL_PATTERN}$")
+_SERVER_PATTERN = "[a-z0-9][a-z0-9_-]{0,31}/\\*"
+_SERVER = re.compile(f"^{_SERVER_PATTERN}$")
+EVERY_TOOL = "*"  # ``tool:<server>/*``: every tool of the server
+SERVER_SEPARATOR = "__"
 _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
 _GRAPHEMES = regex.compile(r"\X")
 MAX_PART_CHARS = len("system:memory:/memories/") + 490
@@ -73,7 +85,44 @@ def memory_part(path: str) -> PartID:
 
 
 def tool_part(name: str) -> PartID:
-    return f"tool:{name}"
+    """The part of the tool the model knows as ``name``: ``tool:<name>``, or ``tool:<server>/<tool>``
+    for an MCP server's ``<server>__<tool>``."""
+    server, sep, tool = name.partition(SERVER_SEPARATOR)
+    return f"tool:{server}/{tool}" if sep and server else f"tool:{name}"
+
+
+def server_tool_name(server: str, tool: str) -> str:
+    """The name the model knows an MCP server's tool by: ``<server>__<tool>``."""
+    return f"{server}{SERVER_SEPARATOR}{tool}"
+
+
+def tool_name(part: PartID) -> str:
+    """The name the model knows the tool of a ``tool:`` part by (``tool_part``'s inverse)."""
+    rest = part.removeprefix("tool:")
+    server, sep, tool = rest.partition("/")
+    return server_tool_name(server, tool) if sep else rest
+
+
+def tool_server(part: PartID) -> str | None:
+    """The MCP server a ``tool:`` part belongs to (its tool's or, ``tool:<server>/*``, all of them), or
+    None for a built-in tool."""
+    server, sep, _ = part.removeprefix("tool:").partition("/")
+    return server if sep else None
+
+
+def server_part(server: str) -> PartID:
+    """The part that stands for every tool of ``server``: ``tool:<server>/*``."""
+    return f"tool:{server}/{EVERY_TOOL}"
+
+
+def is_server_part(part: PartID) -> bool:
+    """Whether ``part`` is a whole server's (``tool:<server>/*``), not one tool's."""
+    return part.startswith("tool:") and part.endswith(f"/{EVERY_TOOL}")
+
+
+def name_server(name: str) -> str | None:
+    """The MCP server of the tool the model knows as ``name`` (``<server>__<tool>``), None for a built-in."""
+    return tool_server(tool_part(name))
 
 
 def message_part(seq: int) -> PartID:
@@ -108,7 +157,7 @@ def _valid(kind: str, rest: str) -> bool:
     if kind == "message":
         return _seq(rest) is not None
     if kind == "tool":
-        return bool(_TOOL.fullmatch(rest))
+        return bool(_TOOL.fullmatch(rest) or _SERVER_TOOL.fullmatch(rest) or _SERVER.fullmatch(rest))
     if kind != "system":
         return False
     if rest.startswith("memory:"):
@@ -127,7 +176,7 @@ def _part_id_pattern() -> str:
     char, start = "[^/\\x00-\\x1f]", "[^./\\x00-\\x1f]"
     segment = f"(?:{start}{char}*|\\.{start}{char}*|\\.\\.{char}+|\\.)"
     memory = f"/memories/{segment}(?:/{segment})*/?"
-    return f"^(?:summary|message:(?:{seq})|tool:[A-Za-z0-9_-]{{1,64}}|system:[a-z][a-z_]*|system:memory:{memory})$"
+    return f"^(?:summary|message:(?:{seq})|tool:[A-Za-z0-9_-]{{1,64}}|tool:{_SERVER_TOOL_PATTERN}|tool:{_SERVER_PATTERN}|system:[a-z][a-z_]*|system:memory:{memory})$"
 
 
 PART_ID_PATTERN = _part_id_pattern()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hango.agent.chain import Chain
 from hango.agent.middleware.base import Middleware
 from hango.agent.middleware.filesystem import FilesystemMiddleware
+from hango.agent.middleware.mcp_tools import McpToolsMiddleware
 from hango.agent.middleware.memory import MemoryMiddleware
 from hango.agent.middleware.overrides import ContextOverridesMiddleware
 from hango.agent.middleware.prompt_cache import PromptCacheMiddleware
@@ -22,6 +23,7 @@ def default_stack() -> list[Middleware]:
         SkillsMiddleware(),
         MemoryMiddleware(),
         TodoMiddleware(),
+        McpToolsMiddleware(),
         ContextOverridesMiddleware(),
         SummarizationMiddleware(),
         PromptCacheMiddleware(),

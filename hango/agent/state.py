@@ -11,7 +11,7 @@ from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, message_part, scratch_part
 from hango.agent.steps import NoSteps
 from hango.errors import GatewayTimeout
-from hango.messages import Message, ToolUseBlock
+from hango.messages import Message, ToolDef, ToolUseBlock
 
 SCRATCH_PURPOSE = "context_try"
 
@@ -80,6 +80,15 @@ class Skill:
 
 
 @dataclass(frozen=True)
+class ServerTool:
+    """One tool of an MCP server attached to the agent, as the server's stored list has it."""
+
+    server: Any  # the ``mcp_servers`` row: where the server is (its sealed headers opened only to call it)
+    name: str  # the tool's name on the server
+    definition: ToolDef  # what the model sees: named ``<server>__<tool>``
+
+
+@dataclass(frozen=True)
 class Caller:
     """Who the run's model calls are billed to."""
 
@@ -101,6 +110,7 @@ class RunState:
     todos: list[dict[str, Any]] = field(default_factory=list)
     memory: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
+    server_tools: dict[str, ServerTool] = field(default_factory=dict)  # by the name the model calls
     summary: Summary | None = None
     unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     capture_only: bool = False

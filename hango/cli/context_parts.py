@@ -22,8 +22,14 @@ _MESSAGE = re.compile(r"message:(\d+)", re.ASCII)
 
 
 def by_id(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every part of an inspect response (stale ones included), by id, in order."""
-    return {p["id"]: p for group in GROUPS for p in snapshot[group]}
+    """Every part of an inspect response (stale ones included), by id, in order, then the part of each
+    MCP server (``tool:<server>/*``, from ``tool_groups``) on the route of its tools."""
+    parts = {p["id"]: p for group in GROUPS for p in snapshot[group]}
+    for source in snapshot.get("tool_groups") or []:
+        tools = [p for p in snapshot["tools"] if p.get("server") == source["server"]]
+        if source["part"] is not None and source["part"] not in parts and tools:
+            parts[source["part"]] = {"id": source["part"], "target": tools[0]["target"], "paired_with": []}
+    return parts
 
 
 def known_parts(snapshot: dict[str, Any]) -> list[str]:

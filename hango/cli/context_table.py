@@ -262,24 +262,55 @@ def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[
     return [f"{ELLIPSIS} {len(rest)} more {noun}, {tokens} tokens{left_out} (--all shows every part)"]
 
 
+Section = tuple[
+    dict[str, Any] | None, list[dict[str, Any]]
+]  # a source of tools (None: no heading), its parts
+
+
+def sections_of(snapshot: dict[str, Any], group: str) -> list[Section]:
+    """A group's parts in sections: the tools by source (built-in, each MCP server) once a server gives
+    any, every other group (and tools from built-ins only) as one section without a heading."""
+    sources = (snapshot.get("tool_groups") or []) if group == "tools" else []
+    if not any(source["server"] is not None for source in sources):
+        return [(None, snapshot[group])]
+    return [(s, [p for p in snapshot[group] if p.get("server") == s["server"]]) for s in sources]
+
+
+def source_heading(source: dict[str, Any], width: int, style: Style) -> str:
+    """``server git  12 tools  4380 → 0 tokens  excluded as tool:git/*``: a source of tools and its subtotal
+    (the estimates of its tools, sent or not, then those sent)."""
+    noun = "tool" if source["tools"] == 1 else "tools"
+    line = f"{visible(source['label'])}  {source['tools']} {noun}  {source['tokens_before']} → {source['tokens']} tokens"
+    if source["override"] == "exclude":
+        line += f"  excluded as {visible(source['part'])}"
+    if source["stale"]:
+        line += "  stale: it gives no tool now"
+    return style.paint(fit(line, width).rstrip(), "heading")
+
+
 def render_snapshot(
     snapshot: dict[str, Any], width: int, style: Style, choice: Choice = Choice()
 ) -> list[str]:
     """The whole ``hango context show`` table as lines, at most ``width`` columns wide."""
-    groups = [snapshot[group] for group, _ in GROUPS]
-    every = [p for parts in groups for p in parts]
+    sections = {group: sections_of(snapshot, group) for group, _ in GROUPS}
+    every = [p for group, _ in GROUPS for p in snapshot[group]]
     tokens = max((len(str(p["tokens"])) for p in every), default=1)
     badges = max((len(" ".join(badge_text(p, n) for n in badges_of(p))) for p in every), default=0)
-    chosen, printed = choice.chosen(groups), []
+    chosen = choice.chosen([parts for group, _ in GROUPS for _, parts in sections[group]])
+    printed: list[dict[str, Any]] = []
     lines = summary_lines(snapshot, width, style)
-    for (group, title), parts in zip(GROUPS, groups, strict=True):
+    for group, title in GROUPS:
+        parts = snapshot[group]
         heading = group_heading(
             title, snapshot["totals"][group], len(parts), snapshot["context_window"], style
         )
-        shown = choice.rows(parts, chosen)
-        cols = columns_for(shown, tokens, badges, width)
-        lines += ["", heading, *(part_line(p, cols, style) for p in shown), *rest_line(parts, shown)]
-        printed += shown
+        lines += ["", heading]
+        for source, members in sections[group]:
+            shown = choice.rows(members, chosen)
+            cols = columns_for(shown, tokens, badges, width)
+            head = [] if source is None else [source_heading(source, width, style)]
+            lines += [*head, *(part_line(p, cols, style) for p in shown), *rest_line(members, shown)]
+            printed += shown
     used = {name for p in printed for name in badges_of(p)}
     legend = [text for name, text in BADGES if name in used]
     return [*lines, "", "[x] sent  [ ] excluded", *legend]

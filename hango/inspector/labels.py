@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from hango.agent.parts import PREVIEW_CHARS, SCRATCH, SUMMARY, PartID, seq_of
+from hango.agent.parts import PREVIEW_CHARS, SCRATCH, SUMMARY, PartID, is_server_part, seq_of, tool_server
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 # ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder for every call
@@ -14,9 +14,12 @@ _json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def label_of(part: PartID) -> str:
-    """A short label for a part id: ``agent``, ``memory /memories/AGENTS.md``, ``read_file``, ``#7``."""
+    """A short label for a part id: ``agent``, ``memory /memories/AGENTS.md``, ``read_file``, ``#7``,
+    ``git/git_status``, ``server git`` (``tool:git/*``)."""
     if part == SUMMARY:
         return "summary"
+    if is_server_part(part):
+        return f"server {tool_server(part)}"
     kind, _, rest = part.partition(":")
     if kind == "system":
         return rest.replace("memory:", "memory ", 1)

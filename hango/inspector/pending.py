@@ -9,7 +9,8 @@ closed sets in place of the stored ones: the inspect response as if they were
 saved, every derived effect included. A part the sets do not name but that the
 call leaves out *because of* another part says so in ``excluded_by`` (a tool
 pair companion names the part that pulled it in; ``system:subagent`` names
-``tool:task``, whose exclusion drops the block).
+``tool:task``, whose exclusion drops the block; an MCP server's tool names
+``tool:<server>/*`` when the whole server is left out).
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import sent_call
 from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
-from hango.agent.parts import PartID, tool_part
+from hango.agent.parts import PartID, server_part, tool_part
 from hango.agent.state import Caller
 from hango.inspector import override_sets
 from hango.inspector.inspection import Assembly, assemble
 from hango.inspector.net_price import net_price
 from hango.inspector.override_rules import closed_for_put, validate_set
-from hango.inspector.snapshot import Snapshot
+from hango.inspector.snapshot import PartView, Snapshot
 from hango.providers.prices import Rates
 from hango.store import TenantStore
 from hango.store.context_overrides import StoredOverride, Target
@@ -141,10 +142,16 @@ def preview(deps: Deps, store: TenantStore, session: Any, caller: Caller, propos
     return Preview(assemble(prepared.chain, state), stored_assembly, closed)
 
 
+def _unoverridden(overrides: Overrides, view: PartView) -> bool:
+    """Whether ``view`` is present without an override of its own."""
+    return not view.stale and overrides.get(view.id) is None
+
+
 def mark_excluded_by(snapshot: Snapshot, assembly: Assembly) -> None:
     """Name, on every part left out without an override of its own, the part whose override left it out.
 
-    A companion names the part that pulled it in (``paired_from``). A system block that only the
+    A companion names the part that pulled it in (``paired_from``); an MCP server's tool left out with
+    its whole server names the server's part (``tool:<server>/*``). A system block that only the
     overrides' excluded tools removed names the first of those tools whose return brings it back.
     """
     overrides = assembly.state.overrides
@@ -152,7 +159,11 @@ def mark_excluded_by(snapshot: Snapshot, assembly: Assembly) -> None:
     for view in views:
         override = overrides.get(view.id)
         view.excluded_by = override.paired_from if override is not None else None
-    orphans = [v for v in snapshot.system if not v.included and not v.stale and overrides.get(v.id) is None]
+    servers = overrides.excluded_servers()
+    for view in snapshot.tools:
+        if view.server in servers and _unoverridden(overrides, view):
+            view.excluded_by = server_part(view.server)
+    orphans = [v for v in snapshot.system if not v.included and _unoverridden(overrides, v)]
     if not orphans:
         return
     chain, state = assembly.chain, assembly.state

@@ -49,6 +49,7 @@ from hango.inspector.pending import preview as pending_preview
 from hango.inspector.snapshot import Snapshot, build_snapshot
 from hango.inspector.suggestions import KINDS as SUGGESTION_KINDS
 from hango.inspector.suggestions import Thresholds, compaction_preview, suggest
+from hango.inspector.tool_groups import tool_groups
 from hango.inspector.try_audit import TryAudit
 from hango.inspector.units import scaled_totals
 from hango.messages import message_to_dict
@@ -207,6 +208,7 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
     if body["counted"] == "provider":  # one unit: the groups in the provider's count, no estimate beside it
         body["totals"] = scaled_totals(body["totals"], body["total_before"], body["total_after"])
     body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
+    body["tool_groups"] = [vars(group) for group in tool_groups(snapshot.tools, assembly.state.overrides)]
     cache = found.cache.verdict(assembly)
     return {
         "session_id": str(session_id),

@@ -24,8 +24,11 @@ from hango.agent.parts import (
     in_part_order,
     kind_of,
     preview,
+    server_part,
     target_of,
+    tool_name,
     tool_part,
+    tool_server,
 )
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import held, label_of, labelled, message_preview
@@ -58,6 +61,7 @@ class PartView:
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
     tools: tuple[str, ...] = ()  # the tools it defines, calls or answers
+    server: str | None = None  # a tool part's MCP server (``tool:<server>/…``); None for a built-in
 
 
 @dataclass
@@ -176,7 +180,8 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         tokens=sent_tokens,
         included=sent is not None,
         original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
-        tools=(label_of(part),) if kind == "tool" else (),
+        tools=(tool_name(part),) if kind == "tool" else (),  # the name the model calls it by
+        server=tool_server(part) if kind == "tool" else None,
     )
 
 
@@ -236,6 +241,7 @@ def _mark_override(view: PartView, override) -> None:
 def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
     """Overrides whose part is absent now: shown stale, excluded, zero tokens, harmless."""
     present = {p.id for p in (*system, *tools, *messages)}
+    present.update(server_part(v.server) for v in tools if v.server is not None)  # ``tool:<server>/*``
     groups = {"system": system, "tool": tools, "message": messages, "summary": messages}
     stale = {**overrides.agent, **overrides.session}
     for part in in_part_order(p for p in stale if p not in present):
@@ -253,6 +259,7 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
             override=override.action,
             paired=override.paired_from is not None,
             stale=True,
+            server=tool_server(part) if kind == "tool" else None,
         )
         groups[kind].append(view)
 

@@ -11,7 +11,8 @@ model and nothing is written. Kinds:
 - ``large_old_result``: a result above ``HANGO_SUGGEST_LARGE_RESULT_TOKENS`` with
   more than ``HANGO_SUGGEST_OLD_TURNS`` assistant messages after it;
 - ``unused_tool``: a tool none of the agent's recent answers called (an agent
-  override, so it says how many sessions it affects);
+  override, so it says how many sessions it affects); an MCP server none of whose
+  tools was called is one suggestion, its whole server (``tool:<server>/*``);
 - ``would_compact``: the next call would compact; the preview of that split.
 
 A message suggestion excludes one tool-result message and, through the
@@ -34,7 +35,7 @@ from hango.agent.catalog import TOOL_PATHS
 from hango.agent.compaction import plan_compaction, summary_max_tokens
 from hango.agent.estimator import estimate_content
 from hango.agent.overrides import EXCLUDE, Override
-from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, tool_part
+from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, server_part, tool_name
 from hango.agent.tools.base import PathUse
 from hango.agent.validate import is_valid
 from hango.config import Config
@@ -323,24 +324,46 @@ def _unused_tools(
     limits: Thresholds,
     sent_after: dict[PartID, int],
 ) -> list[Suggestion]:
-    """Tools none of the agent's last answers called (nor this session's history): an agent override each."""
+    """Tools none of the agent's last answers called (nor this session's history): an agent override each,
+    or one for a whole MCP server none of whose tools was called (``tool:<server>/*``)."""
     if usage.answers < limits.tool_min_answers:
         return []
     here = {b.name for m in assembly.draft.messages for b in m.message.content if isinstance(b, ToolUseBlock)}
+    called = usage.called | here
+    overrides = assembly.state.overrides
+    reach = f"excluding it applies to all {usage.sessions} sessions of the agent"
     out = []
-    for view in snapshot.tools:
-        name = view.id.removeprefix("tool:")
-        if not _untouched(view) or name in usage.called or name in here:
+    for server, views in _by_server(snapshot.tools).items():
+        unused = [v for v in views if _untouched(v) and tool_name(v.id) not in called]
+        whole = server is not None and overrides.get(server_part(server)) is None
+        if unused and whole and not any(tool_name(v.id) in called for v in views):
+            tokens = sum(v.tokens for v in unused)
+            reason = (
+                f"server `{server}`: {len(unused)} tool{'s' * (len(unused) != 1)}, {tokens:,} tokens a call, "
+                f"0 calls in the last {usage.answers} answers; {reach}"
+            )
+            # the sent tokens after its first tool, but its other tools: measured again in ``measured``
+            loss = sent_after[unused[0].id] + unused[0].tokens - tokens
+            part = server_part(server)
+            out.append(Suggestion("unused_tool", [part], tokens, loss, "agent", reason, usage.sessions))
             continue
-        reason = (
-            f"none of the agent's last {usage.answers} assistant messages called {name}; "
-            f"excluding it applies to all {usage.sessions} sessions of the agent"
-        )
-        loss = sent_after[view.id]
-        out.append(
-            Suggestion("unused_tool", [tool_part(name)], view.tokens, loss, "agent", reason, usage.sessions)
-        )
+        for view in unused:
+            name = tool_name(view.id)
+            reason = f"none of the agent's last {usage.answers} assistant messages called {name}; {reach}"
+            loss = sent_after[view.id]
+            out.append(
+                Suggestion("unused_tool", [view.id], view.tokens, loss, "agent", reason, usage.sessions)
+            )
     return out
+
+
+def _by_server(tools: list[PartView]) -> dict[str | None, list[PartView]]:
+    """The present tool parts by MCP server (None: the built-in tools), in request order."""
+    found: dict[str | None, list[PartView]] = {}
+    for view in tools:
+        if not view.stale:
+            found.setdefault(view.server, []).append(view)
+    return found
 
 
 def _sent_tokens_after(snapshot: Snapshot) -> dict[PartID, int]:

@@ -16,8 +16,19 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-NAME_RULE = "1-32 lower-case letters, digits, '_' or '-', starting with a letter or digit"
+# single '_' between other characters only: the model knows a server's tool as ``<server>__<tool>``,
+# so the first "__" of that name ends the server's, and no two servers' tools share a name
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(?:_[a-z0-9-]+)*$")
+MAX_NAME = 32
+NAME_RULE = (
+    f"1-{MAX_NAME} lower-case letters, digits, '-' or '_', starting with a letter or digit, "
+    "with no '__' and no '_' at the end"
+)
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` may name an MCP server (``NAME_RULE``)."""
+    return len(name) <= MAX_NAME and bool(NAME.match(name))
 
 
 @dataclass(frozen=True)
@@ -45,7 +56,7 @@ def read_catalog(path: Path | None) -> dict[str, CatalogServer]:
 
 
 def _server(name: str, entry: object) -> CatalogServer:
-    if not NAME.match(name):
+    if not valid_name(name):
         raise ValueError(f"server name {name!r}: {NAME_RULE}")
     if not isinstance(entry, dict) or set(entry) - {"command", "args", "env"}:
         raise ValueError(f"server {name!r} must be an object of command, args and env")

@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 import httpcore2
@@ -42,6 +42,10 @@ class ServerFailure(Exception):
 
 class AnswerTooLarge(ServerFailure):
     """An answer passed the size cap."""
+
+
+class NoAnswerInTime(ServerFailure):
+    """A request passed its deadline: the server may be stuck, so its connection is not reused."""
 
 
 @dataclass(frozen=True)
@@ -75,19 +79,29 @@ class Target:
 
 # -- the loop ---------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-_portal: tuple[int, BlockingPortal] | None = None
+
+class PerProcess(Generic[T]):
+    """One ``make()`` per process, made on first use: a forked child makes its own."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make, self._lock = make, threading.Lock()
+        self._made: tuple[int, T] | None = None
+
+    def __call__(self) -> T:
+        with self._lock:
+            if self._made is None or self._made[0] != os.getpid():
+                self._made = (os.getpid(), self._make())
+            return self._made[1]
 
 
-def portal() -> BlockingPortal:
-    """This process's event loop thread for MCP work, started on first use."""
-    global _portal
-    with _lock:
-        if _portal is None or _portal[0] != os.getpid():
-            manager = start_blocking_portal()
-            _portal = (os.getpid(), manager.__enter__())
-            atexit.register(manager.__exit__, None, None, None)
-        return _portal[1]
+def _start_portal() -> BlockingPortal:
+    manager = start_blocking_portal()
+    started = manager.__enter__()
+    atexit.register(manager.__exit__, None, None, None)
+    return started
+
+
+portal = PerProcess(_start_portal)  # this process's event loop thread for MCP work
 
 
 def run(work: Callable[[], Awaitable[T]]) -> T:
@@ -234,20 +248,24 @@ class Connection:
     def alive(self) -> bool:
         return self.session is not None and not self._done
 
-    def request(self, work: Callable[[ClientSession], Awaitable[T]]) -> T:
-        """Send one request on the session under the call deadline; every failure is a ServerFailure."""
+    def request(self, work: Callable[[ClientSession], Awaitable[T]], timeout: float | None = None) -> T:
+        """Send one request on the session under ``timeout`` (the call deadline when None); every
+        failure is a ServerFailure."""
         session = self.session
         if session is None or self._done:
             raise ServerFailure(f"server {self.target.name!r} is not running")
+        deadline = self.limits.call_timeout if timeout is None else timeout
 
         async def bounded() -> T:
-            with anyio.fail_after(self.limits.call_timeout):
+            with anyio.fail_after(deadline):
                 return await work(session)
 
         try:
             return run(bounded)
         except ServerFailure:
             raise
+        except TimeoutError:
+            raise NoAnswerInTime(f"server {self.target.name!r}: no answer in time ({deadline:g} s)") from None
         except BaseException as failure:  # the server's fault, told to the caller
             cause: BaseException = failure
             if self.transport is not None and self.transport.too_large:

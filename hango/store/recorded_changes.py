@@ -5,6 +5,9 @@ each row is one recorded change, oldest first, as ``(at, what, detail, seq)``:
 
 - ``context.override``, ``memory.delete``, ``agent.update``, ``skill.create|update|delete``: audit
   rows of the session or its agent (``detail`` as audited, never content);
+- ``agent.mcp_attach``, ``agent.mcp_detach``: an MCP server attached to or detached from the agent;
+  ``mcp_server.refresh`` and an attach to any agent whose reading of the server's tool list found a
+  new hash (``detail.tools_changed``; ``detail.name`` the server);
 - ``memory.write``: a memory file of the agent written (by the API or a run's tool), ``detail.path``;
 - ``compaction``: a summary stored for the session, ``seq`` the last message it covers;
 - ``rollback``: a run of the session that ended without keeping its turn (cancelled, failed,
@@ -39,7 +42,9 @@ WHERE a.tenant_id = :tenant AND a.created_at > b.since AND a.created_at <= b.unt
         (a.object_type = 'session' AND a.object_id = :session_text)
         OR (a.object_type = 'agent' AND a.object_id = :agent_text)))
     OR (a.action IN ('memory.delete', 'agent.update') AND a.object_id = :agent_text)
-    OR (a.action IN ('skill.create', 'skill.update', 'skill.delete') AND a.detail->>'agent_id' = :agent_text))
+    OR (a.action IN ('skill.create', 'skill.update', 'skill.delete') AND a.detail->>'agent_id' = :agent_text)
+    OR (a.action IN ('agent.mcp_attach', 'agent.mcp_detach') AND a.object_id = :agent_text)
+    OR (a.action IN ('mcp_server.refresh', 'agent.mcp_attach') AND a.detail->>'tools_changed' = 'true'))
 UNION ALL
 SELECT m.updated_at, 'memory.write', jsonb_build_object('path', m.path), NULL
 FROM memory_files m, bounds b

@@ -13,7 +13,17 @@
 
   const GROUPS = ["system", "tools", "messages"];
 
-  const allParts = (snapshot) => GROUPS.flatMap((group) => snapshot[group]);
+  // A whole MCP server's part (`tool:<server>/*`, named by its `tool_groups` entry) has no row of its
+  // own unless it is stale: its box is the server's heading, on the route of the server's tools.
+  function serverParts(snapshot) {
+    return (snapshot.tool_groups || []).flatMap((source) => {
+      const tools = snapshot.tools.filter((part) => part.server === source.server);
+      if (source.part === null || !tools.length || tools.some((part) => part.id === source.part)) return [];
+      return [{ id: source.part, kind: "tool", target: tools[0].target, paired_with: [], stale: false }];
+    });
+  }
+
+  const allParts = (snapshot) => [...GROUPS.flatMap((group) => snapshot[group]), ...serverParts(snapshot)];
   const byPart = (overrides) => Object.fromEntries(overrides.map((o) => [o.part, o]));
   const isAgentPart = (part) => part.target === "agent";
 
@@ -149,12 +159,40 @@
     const trigger = Math.min(snapshot.compact_at, window - reserve);
     return [
       { key: "system", label: "System", tokens: snapshot.totals.system.after },
-      { key: "tools", label: "Tools", tokens: snapshot.totals.tools.after },
+      ...toolSegments(snapshot),
       { key: "messages", label: "Messages and summary", tokens: snapshot.totals.messages.after },
       { key: "free", label: "Free before compaction", tokens: Math.max(0, trigger - used) },
       { key: "buffer", label: "Compaction buffer", tokens: Math.max(0, window - reserve - Math.max(used, trigger)) },
       { key: "reserve", label: "Output reserve", tokens: reserve },
     ];
+  }
+
+  // The tools' segments: one, or once an MCP server gives tools, one per source (the built-in tools,
+  // each server), its subtotal's share of the group's total (the group's unit: scaled to the
+  // provider's count when it counted), the rounding's remainder to the last.
+  function toolSegments(snapshot) {
+    const total = snapshot.totals.tools.after;
+    const sources = snapshot.tool_groups || [];
+    if (!sources.some((source) => source.server !== null)) return [{ key: "tools", label: "Tools", tokens: total }];
+    const sum = sources.reduce((n, source) => n + source.tokens, 0);
+    let left = total;
+    return sources.map((source, index) => {
+      const tokens = index === sources.length - 1 ? left : Math.floor(sum ? (total * source.tokens) / sum : 0);
+      left -= tokens;
+      const server = source.server !== null;
+      return { key: server ? `server:${source.server}` : "tools", shade: server ? "server" : "tools",
+        label: server ? `Server ${source.server}` : "Built-in tools", tokens };
+    });
+  }
+
+  // The shown tool rows by source once an MCP server gives tools (each with its `tool_groups` entry),
+  // else one section without a heading.
+  function toolSections(snapshot, rows) {
+    const sources = snapshot.tool_groups || [];
+    if (!sources.some((source) => source.server !== null)) return [{ key: "tools", source: null, rows }];
+    return sources.map((source) => ({
+      key: source.part || "built-in", source, rows: rows.filter((part) => part.server === source.server),
+    }));
   }
 
   // Whether a part passes the panel's filters: kind, role, tool name, and a search of its
@@ -208,6 +246,6 @@
 
   window.hango.context = {
     isAgentPart, wantedFrom, toggle, overridesFor, changed, pending, proposal, tryBody, textOf, scopeText, freeze,
-    segments, view, tryDiff,
+    segments, view, tryDiff, toolSections,
   };
 })();

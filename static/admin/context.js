@@ -186,6 +186,17 @@ document.addEventListener("alpine:init", () => {
       return group === "messages" ? parts.slice(this.page * PAGE, (this.page + 1) * PAGE) : parts;
     },
 
+    // The Tools card's sections: by MCP server once one gives tools, with the preview's subtotals.
+    toolSections() {
+      return model.toolSections(this.current, this.rows("tools"));
+    },
+
+    // A server's heading box: checked while its part (`tool:<server>/*`) is sent.
+    sourceOn(source) {
+      const state = this.want[source.part];
+      return Boolean(state && state.on);
+    },
+
     get pageLabel() {
       const count = this.shown.messages.length;
       const first = Math.min(count, this.page * PAGE + 1);

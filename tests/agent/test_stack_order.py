@@ -10,6 +10,7 @@ STACK = (
     "skills",
     "memory",
     "todo",
+    "mcp",
     "context_overrides",
     "summarization",
     "prompt_cache",

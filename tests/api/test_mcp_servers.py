@@ -59,6 +59,7 @@ def test_operator_catalog_names_commands_args_and_env(tmp_path: Path):
     [
         {"servers": []},
         {"servers": {"Bad Name": {"command": "x"}}},
+        {"servers": {"git__hub": {"command": "x"}}},
         {"servers": {"x": {"args": []}}},
         {"servers": {"x": {"command": "x", "shell": True}}},
         {"servers": {"x": {"command": "x", "args": "-v"}}},
@@ -69,6 +70,19 @@ def test_operator_catalog_refuses_a_malformed_file_at_start(tmp_path: Path, docu
     path.write_text(json.dumps(document))
     with pytest.raises(ConfigError, match="HANGO_MCP_CATALOG"):
         load_config(env={"HANGO_MCP_CATALOG": str(path)})
+
+
+@pytest.mark.parametrize("name", ["git__hub", "git_", "a" * 33, "Git", "_git"])
+def test_a_server_name_that_would_blur_its_tools_names_is_refused(acme, name):
+    """The model knows a tool as ``<server>__<tool>``: a name with "__" or ending in "_" is no server's."""
+    response = acme.owner.post("/v1/mcp-servers", json={"name": name, "catalog": "time"})
+    assert (response.status_code, error_code(response)) == (422, "invalid"), response.get_json()
+
+
+@pytest.mark.parametrize("name", ["my_git", "git-2", "a" * 32])
+def test_a_server_name_with_single_underscores_is_taken(acme, name):
+    response = acme.owner.post("/v1/mcp-servers", json={"name": name, "catalog": "time"})
+    assert response.status_code == 201, response.get_json()
 
 
 def test_a_tenant_can_never_choose_a_command(acme):

@@ -7,9 +7,11 @@ import json
 import socket
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from hango.mcp.tool_lists import list_hash
 from tests.support.net import free_port, wait_until
 
 BIN = Path(sys.executable).parent  # the virtualenv's scripts: mcp-server-time, mcp-server-git
@@ -46,3 +48,35 @@ def http_mcp_server(token: str, extra_tools: int = 0, description_chars: int = 2
 def _listening(port: int) -> bool:
     with socket.create_connection(("127.0.0.1", port), timeout=1):
         return True
+
+
+def attach_catalog_server(
+    who, agent_id: str, name: str, catalog: str, tools: list[str] | None = None
+) -> dict:
+    """Register the catalog server ``catalog`` as ``name`` (as ``who``) and attach it to the agent."""
+    server = who.post("/v1/mcp-servers", json={"name": name, "catalog": catalog})
+    assert server.status_code == 201, server.get_json()
+    attached = who.put(f"/v1/agents/{agent_id}/mcp-servers/{server.get_json()['id']}", json={"tools": tools})
+    assert attached.status_code == 200, attached.get_json()
+    return attached.get_json()
+
+
+def listed_tools(names: list[str]) -> list[dict]:
+    """A stored tool list of ``names``, each with a description and a one-argument schema."""
+    return [
+        {
+            "name": name,
+            "description": f"{name.replace('_', ' ')} of the repository or the clock " * 3,
+            "input_schema": {"type": "object", "properties": {"repo_path": {"type": "string"}}},
+        }
+        for name in names
+    ]
+
+
+def store_server(store, agent_id: uuid.UUID, name: str, tools: list[str]) -> None:
+    """A catalog server ``name`` stored with the tool list ``tools`` and attached to the agent, all of
+    it through the store: nothing is started, as the inspector never starts one."""
+    owner = store.agents.get(agent_id).owner_id
+    server = store.mcp_servers.create(owner, name, catalog=name, url=None, header_names=[])
+    store.mcp_servers.store_tools(server.id, listed_tools(tools), list_hash(listed_tools(tools)))
+    store.mcp_servers.attach(agent_id, server.id, None)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.ledger.record import SentCall, SentPart, common_prefix
-from hango.agent.parts import SUMMARY, PartID, is_scratch, message_seq, system_part
+from hango.agent.parts import SUMMARY, PartID, is_scratch, message_seq, system_part, tool_server
 from hango.agent.state import SCRATCH_PURPOSE  # a try's calls, one-call and whole-turn alike
 
 # Every cause, with the words the panel and the CLI show (``hango.inspector.call_words``).
@@ -35,6 +35,7 @@ CAUSES: dict[str, str] = {
     "skill_edited": "a skill was created, edited or deleted",
     "prompt_edited": "the agent's prompt was edited",
     "tool_list_changed": "the agent's tools were edited",
+    "server_tools_changed": "an MCP server's stored tool list changed",
     "agent_edited": "the agent's settings were edited",
     "todos_changed": "the todo list changed",
     "new_summary": "compaction wrote a new summary",
@@ -58,13 +59,14 @@ REMOVED, ADDED, EDITED = "removed", "added", "edited"
 
 @dataclass(frozen=True)
 class Change:
-    """One recorded change and the parts it touched: listed ``parts``, whole ``families``, or messages
-    ``through`` a seq (a summary covers them) or ``after`` one (a rollback drops them). ``effect``, when
-    set, is the one way it changes them (an exclusion only removes a part)."""
+    """One recorded change and the parts it touched: listed ``parts``, whole ``families``, the tools of
+    MCP ``servers``, or messages ``through`` a seq (a summary covers them) or ``after`` one (a rollback
+    drops them). ``effect``, when set, is the one way it changes them (an exclusion only removes a part)."""
 
     cause: str
     parts: frozenset[PartID] = frozenset()
     families: frozenset[str] = frozenset()
+    servers: frozenset[str] = frozenset()
     through: int | None = None
     after: int | None = None
     effect: str | None = None
@@ -74,6 +76,8 @@ class Change:
         if self.effect is not None and effect != self.effect:
             return False
         if part in self.parts or _family(part) in self.families:
+            return True
+        if self.servers and _family(part) == "tool" and tool_server(part) in self.servers:
             return True
         seq = message_seq(part)
         if self.through is not None and (part == SUMMARY or (seq is not None and seq <= self.through)):
@@ -125,7 +129,21 @@ def _changes(what: str, detail: dict[str, Any], seq: int | None) -> list[Change]
         return [Change("rollback", after=seq)]
     if what == "todos":
         return [Change("todos_changed", frozenset({TODO}))]
+    if what in SERVER_ACTIONS:
+        return [_server_change(detail)]
     return []
+
+
+# The audit actions that change an MCP server's tools in the agent's calls: attached to the agent (or
+# its tools chosen again), detached from it, or its stored list read again (by a refresh or by an
+# attach to any agent) with a new hash (``detail.tools_changed``).
+SERVER_ACTIONS = ("agent.mcp_attach", "agent.mcp_detach", "mcp_server.refresh")
+
+
+def _server_change(detail: dict[str, Any]) -> Change:
+    """What an MCP server's audit row touched: the tools of the server it names."""
+    cause = "server_tools_changed" if detail.get("tools_changed") else "tool_list_changed"
+    return Change(cause, servers=frozenset({detail["name"]}))
 
 
 def _override_change(part: PartID, action: str, saved: bool) -> Change:

@@ -1,4 +1,5 @@
-"""The last slot: only the tools the agent enables (plus skills' ``allowed_tools``) are sent."""
+"""The last slot: only the tools the agent enables (plus skills' ``allowed_tools`` and the tools of its
+attached MCP servers) are sent."""
 
 from __future__ import annotations
 
@@ -10,14 +11,20 @@ from hango.messages import Response
 
 
 def enabled_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
-    """The tools the agent enables, widened by its skills' ``allowed_tools``."""
+    """The tools the agent enables, widened by its skills' ``allowed_tools``; an attached MCP server's
+    tools (those chosen at attach) are enabled by the attach."""
     widened = {name for skill in state.skills for name in skill.allowed_tools}
-    return frozenset(agent.tools) | widened
+    return frozenset(agent.tools) | widened | state.server_tools.keys()
 
 
 def allowed_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
-    """The tool names a call may send and execute: enabled and not excluded by an override."""
-    return enabled_tools(agent, state) - state.overrides.excluded_tools()
+    """The tool names a call may send and execute: enabled and not excluded by an override (the tool's
+    own, or its MCP server's as a whole)."""
+    overrides = state.overrides
+    enabled = enabled_tools(agent, state)
+    if not overrides.agent:
+        return enabled
+    return frozenset(name for name in enabled if not overrides.excludes_tool(name))
 
 
 class ToolAllowlistMiddleware(Middleware):

@@ -1,0 +1,66 @@
+"""The ``mcp`` tool source: the tools of the agent's attached MCP servers, read from their stored lists.
+
+The run hook reads the attached servers with their stored tool lists (the chosen
+subset, or all) in one query: assembling a request, inspect included, never talks
+to a server. The model knows each tool as ``<server>__<tool>``, the inspector as the
+part ``tool:<server>/<tool>``; attached means enabled, and an override excludes
+one like any tool. Running one is ``tools/call`` on the server (``hango.mcp.calls``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hango.agent.middleware.base import Middleware
+from hango.agent.parts import server_tool_name
+from hango.agent.state import AgentConfig, RunState, ServerTool
+from hango.agent.tools.base import Tool, ToolContext, ToolFailure
+from hango.mcp import calls, servers
+from hango.mcp.connection import Limits
+from hango.messages import ToolDef
+
+if TYPE_CHECKING:
+    from hango.agent.deps import RunContext
+
+
+def server_tools(attached: list[Any]) -> dict[str, ServerTool]:
+    """The tools of ``attached`` servers (rows of ``McpServers.for_agent``) by the name the model calls."""
+    out: dict[str, ServerTool] = {}
+    for server in attached:
+        chosen = None if server.chosen is None else set(server.chosen)
+        for tool in server.tools or []:
+            if chosen is None or tool["name"] in chosen:
+                name = server_tool_name(server.name, tool["name"])
+                definition = ToolDef(name, tool["description"], tool["input_schema"])
+                out[name] = ServerTool(server, tool["name"], definition)
+    return out
+
+
+def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolContext) -> str:
+    """``tools/call`` on the tool's server within the call deadline and what the run has left."""
+    config, server = ctx.deps.config, tool.server
+    timeout = ctx.state.time_left(config.mcp_call_timeout)
+    answer = calls.call_tool(
+        (ctx.state.tenant_id, server.id),
+        lambda: servers.target(server, config),
+        limits=Limits.from_config(config),
+        tool=tool.name,
+        arguments=arguments,
+        timeout=timeout,
+    )
+    if answer.is_error:
+        raise ToolFailure(answer.text)
+    return answer.text
+
+
+class McpToolsMiddleware(Middleware):
+    name = "mcp"
+
+    def before_run(self, state: RunState, ctx: RunContext) -> None:
+        state.server_tools = server_tools(ctx.store.mcp_servers.for_agent(state.agent.id))
+
+    def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
+        return [
+            Tool(tool.definition, lambda args, ctx, tool=tool: call_server_tool(tool, args, ctx))
+            for tool in state.server_tools.values()
+        ]

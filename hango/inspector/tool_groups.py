@@ -1,0 +1,67 @@
+"""Inspect's tools by where they come from: the built-in tools, then each attached MCP server's, each with
+its subtotal.
+
+A server's group stands for its part ``tool:<server>/*``: an exclusion of it leaves out every tool the
+server's stored list holds at each call, so it stays right when a refresh changes the list (a tool it
+gains is left out too; one it drops is simply gone). Its tools then show ``excluded_by`` that part. A
+group's figures are the estimates of its tool parts: ``tokens_before`` every tool of it, ``tokens`` those
+sent; ``cache_loss_tokens`` prices a change at its first tool, as each part's is priced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hango.agent.overrides import Overrides
+from hango.agent.parts import PartID, server_part
+from hango.inspector.snapshot import PartView
+
+BUILT_IN = "built-in"
+
+
+@dataclass
+class ToolGroup:
+    """One source of tools as inspect shows it: the built-in tools (``server`` None) or one MCP server."""
+
+    server: str | None
+    part: PartID | None  # ``tool:<server>/*``: the part an override of the whole server names
+    label: str
+    tools: int  # the tools it gives the next call, sent or not
+    sent: int
+    tokens_before: int
+    tokens: int
+    override: str | None
+    stale: bool  # an override of a server that gives the call no tool now (detached, or its list empty)
+    cached_prefix: bool
+    cache_loss_tokens: int
+
+
+def tool_groups(views: list[PartView], overrides: Overrides) -> list[ToolGroup]:
+    """The groups of inspect's tool ``views``: the built-in one first (when the agent has built-in tools),
+    then the servers in the order their tools are sent."""
+    members: dict[str | None, list[PartView]] = {}
+    if any(v.server is None for v in views):
+        members[None] = []
+    for view in views:
+        members.setdefault(view.server, []).append(view)
+    return [_group(server, found, overrides) for server, found in members.items()]
+
+
+def _group(server: str | None, views: list[PartView], overrides: Overrides) -> ToolGroup:
+    part = None if server is None else server_part(server)
+    override = None if part is None else overrides.get(part)
+    tools = [v for v in views if not v.stale]  # a stale view is an override's, of a part absent now
+    return ToolGroup(
+        server=server,
+        part=part,
+        label=BUILT_IN if server is None else f"server {server}",
+        tools=len(tools),
+        sent=sum(1 for v in tools if v.included),
+        tokens_before=sum(v.tokens if v.original_tokens is None else v.original_tokens for v in tools),
+        tokens=sum(v.tokens for v in tools if v.included),
+        override=None if override is None else override.action,
+        stale=override is not None and not tools,
+        cached_prefix=any(v.cached_prefix for v in tools),
+        # a change costs less the later it comes: the group's price is its first tool's
+        cache_loss_tokens=max((v.cache_loss_tokens for v in tools), default=0),
+    )
