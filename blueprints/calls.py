@@ -11,7 +11,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields
 
 from blueprints.common import error_response, page_of, paged
-from blueprints.context_schemas import CostSchema
+from blueprints.context_schemas import CostSchema, simulated_at_field
 from hango import tenancy
 from hango.agent.ledger.causes import CAUSES
 from hango.api import Blueprint
@@ -120,6 +120,7 @@ CallPageSchema = page_of(CallSchema, "CallPage")
 
 class SessionCostSchema(PricedCallsSchema):
     unpriced_reason = fields.String(allow_none=True, metadata={"description": "why some call has no price"})
+    simulated_at = simulated_at_field()
     by_model = fields.List(fields.Dict(), metadata={"description": "model, calls, usd per model"})
 
 

@@ -18,6 +18,7 @@ from marshmallow import Schema, fields, validate
 
 from blueprints.calls import CallDetailSchema, CallUsageSchema
 from blueprints.common import MAX_PAGE, ReasonSchema, error_response, page_of, paged
+from blueprints.context_schemas import simulated_at_field
 from blueprints.messages import MessageSchema
 from hango import admission, tenancy
 from hango.api import Blueprint
@@ -137,6 +138,7 @@ class RunResultSchema(CompactResultSchema):
             "has no price"
         },
     )
+    cost_simulated_at = simulated_at_field()
     changes = fields.Nested(TurnChangesSchema, metadata={"description": "what the turn would have written"})
     excluded = fields.List(fields.String())
     added = fields.List(fields.String())

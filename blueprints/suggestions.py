@@ -16,6 +16,7 @@ from marshmallow import Schema, fields, validate
 
 from blueprints.common import MAX_PAGE, error_response
 from blueprints.context import blp
+from blueprints.context_schemas import simulated_at_field
 from hango import tenancy
 from hango.inspector import service
 
@@ -57,6 +58,7 @@ class SuggestionSchema(Schema):
             "0 when nothing is written again, null when it never pays or the price is unknown"
         },
     )
+    simulated_at = simulated_at_field()
     target = fields.String(metadata={"enum": ["agent", "session"]})
     reason = fields.String()
     sessions_affected = fields.Integer(metadata={"description": "unused_tool: the agent's sessions"})
