@@ -24,6 +24,7 @@ from hango.providers import SIMULATED_MODEL
 from hango.providers.base import CacheRules
 from hango.providers.prices import Prices, Tokens
 from tests.conftest import TEST_RATE_LIMIT
+from tests.inspector.conftest import excluding
 from tests.ledger.test_verdicts_and_causes import FIRST, SECOND
 from tests.support.clients import As
 
@@ -109,3 +110,19 @@ def test_a_prompt_below_the_reference_models_minimum_is_neither_read_nor_written
 
     assert SECOND.tokens < RULES.minimum_for("echo")
     assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.input_tokens) == (0, 0, SECOND.tokens)
+
+
+def test_inspect_suggestions_and_the_preview_name_the_reference_model_of_their_simulated_prices(demo_owner):
+    owner, session_id = demo_owner
+
+    inspect = owner.get(f"/v1/sessions/{session_id}/context").get_json()
+    suggested = owner.get(f"/v1/sessions/{session_id}/context/suggestions").get_json()["suggestions"]
+    pending = owner.post(
+        f"/v1/sessions/{session_id}/context/preview", json={"agent": excluding("tool:task")}
+    ).get_json()["pending"]
+
+    assert (
+        inspect["next_call_cost"]["usd"] > 0 and inspect["next_call_cost"]["simulated_at"] == SIMULATED_MODEL
+    )
+    assert suggested and all(s["simulated_at"] == SIMULATED_MODEL for s in suggested)
+    assert pending["usd_saved_per_call"] > 0 and pending["simulated_at"] == SIMULATED_MODEL
