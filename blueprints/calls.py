@@ -12,6 +12,7 @@ from marshmallow import Schema, ValidationError, fields
 
 from blueprints.call_schemas import CallDetailSchema, CallSchema, PricedCallsSchema
 from blueprints.common import error_response, page_of, paged
+from blueprints.context_schemas import simulated_at_field
 from hango import tenancy
 from hango.agent.ledger.causes import CAUSES
 from hango.api import Blueprint
@@ -27,6 +28,7 @@ CallPageSchema = page_of(CallSchema, "CallPage")
 
 class SessionCostSchema(PricedCallsSchema):
     unpriced_reason = fields.String(allow_none=True, metadata={"description": "why some call has no price"})
+    simulated_at = simulated_at_field()
     by_model = fields.List(fields.Dict(), metadata={"description": "model, calls, usd per model"})
 
 

@@ -141,6 +141,17 @@ def _one_of(values: tuple[str, ...], description: str) -> fields.String:
     return fields.String(required=True, metadata={"enum": list(values), "description": description})
 
 
+def simulated_at_field() -> fields.String:
+    """The field that labels a simulated price with the reference model whose prices it is at."""
+    return fields.String(
+        allow_none=True,
+        metadata={
+            "description": "a simulated price: the reference model (`<provider>/<model>`) whose prices it is at, "
+            "for a provider that only stands in for one (`offline`); null for a real price"
+        },
+    )
+
+
 class CostSchema(Schema):
     usd = fields.Float(
         required=True, allow_none=True, metadata={"description": "US dollars; null when the price is unknown"}
@@ -153,6 +164,7 @@ class CostSchema(Schema):
     reason = fields.String(
         required=True, allow_none=True, metadata={"description": "why the price is unknown"}
     )
+    simulated_at = simulated_at_field()
 
 
 class NextCallCostSchema(CostSchema):

@@ -13,6 +13,7 @@ from flask import g
 from marshmallow import Schema, fields, validate
 
 from blueprints.call_schemas import CallDetailSchema, CallUsageSchema
+from blueprints.context_schemas import simulated_at_field
 from blueprints.message_schemas import MessageSchema
 from hango import tenancy
 from hango.inspector import service
@@ -132,6 +133,7 @@ class RunResultSchema(CompactResultSchema):
             "has no price"
         },
     )
+    cost_simulated_at = simulated_at_field()
     changes = fields.Nested(TurnChangesSchema, metadata={"description": "what the turn would have written"})
     excluded = fields.List(fields.String())
     added = fields.List(fields.String())

@@ -15,6 +15,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import MAX_PAGE, error_response
+from blueprints.context_schemas import simulated_at_field
 from hango import tenancy
 from hango.api import Blueprint
 from hango.inspector import service
@@ -60,6 +61,7 @@ class SuggestionSchema(Schema):
             "0 when nothing is written again, null when it never pays or the price is unknown"
         },
     )
+    simulated_at = simulated_at_field()
     target = fields.String(metadata={"enum": ["agent", "session"]})
     reason = fields.String()
     sessions_affected = fields.Integer(metadata={"description": "unused_tool: the agent's sessions"})

@@ -16,12 +16,13 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_request
 from hango.agent.ledger.causes import Facts, facts_of
 from hango.agent.ledger.record import Lineage, SentCall, sent_call
+from hango.agent.ledger.simulated_cache import simulated_usage
 from hango.agent.ledger.verdict import Verdict, judge, provider_units, rules_for
 from hango.agent.parts import SUMMARY, is_scratch
 from hango.agent.state import SCRATCH_PURPOSE, RunState
 from hango.errors import QuotaExhausted
 from hango.messages import Response
-from hango.providers import split_model
+from hango.providers import SPECS, split_model
 from hango.providers.errors import ProviderTimeout
 from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
@@ -141,6 +142,8 @@ class Gateway:
                 raise ProviderTimeout(f"{provider.name} did not answer in time", {"provider": provider.name})
             with self.state.steps.model_call():  # a cancel hangs the call up
                 response = provider.complete(replace(request, model=bare), timeout=timeout)
+            if call is not None and SPECS[provider.name].simulates is not None:
+                response = self._simulated(response, call, started, provider.name, bare)
             chat_span.finish(span, self.state, response)
             verdict = self._judge(call, started, provider.name, bare, response) if call else None
             if verdict is not None:
@@ -158,19 +161,36 @@ class Gateway:
             purpose=self.state.purpose,
             duration_ms=duration_ms,
             usage={k: usage[k] for k in USAGE_FIELDS},
-            cost_usd=self._cost(request.model, usage, started),
+            **self._cost(request.model, usage, started),
             cache=verdict.as_dict() if verdict is not None else None,
         )
         return response
 
-    def _cost(self, model: str, usage: dict[str, Any], started: dt.datetime) -> str | None:
-        """The call's price in USD at the rates in force when it started, as a decimal string (None: no price)."""
-        usd = (
-            prices_of(self.deps.config.prices)
-            .cost(model, Tokens(*(usage[n] for n in TOKEN_ORDER)), started)
-            .usd
+    def _cost(self, model: str, usage: dict[str, Any], started: dt.datetime) -> dict[str, str | None]:
+        """The call's price in USD at the rates in force when it started: ``cost_usd``, a decimal string
+        (None: no price), and ``cost_simulated_at``, the reference model of a simulated price."""
+        cost = prices_of(self.deps.config.prices).cost(
+            model, Tokens(*(usage[n] for n in TOKEN_ORDER)), started
         )
-        return None if usd is None else str(usd)
+        return {
+            "cost_usd": None if cost.usd is None else str(cost.usd),
+            "cost_simulated_at": cost.simulated_at,
+        }
+
+    def _simulated(
+        self, response: Response, call: SentCall, started: dt.datetime, provider: str, bare: str
+    ) -> Response:
+        """A stand-in provider's response with the usage its reference model's cache would report."""
+        usage = simulated_usage(
+            response.usage,
+            self.lineage.previous,
+            call,
+            started_at=started,
+            rules=rules_for(provider, self.deps.config.cache_rules),
+            model=bare,
+            calibrated=self.lineage.calibrated,
+        )
+        return replace(response, usage=usage)
 
     def _judge(
         self, call: SentCall, started: dt.datetime, provider: str, bare: str, response: Response

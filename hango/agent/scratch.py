@@ -61,11 +61,13 @@ class TurnRecord:
     calls: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     costs: list[str | None] = field(default_factory=list)  # each call's price, as the gateway reported it
+    simulated_at: str | None = None  # the reference model of the calls' simulated prices (None: real ones)
     asked: dict[str, int] = field(default_factory=dict)  # tool_use id → the call that asked for it
 
     def call_finished(self, detail: dict[str, Any]) -> None:
         self.calls.append({"id": detail["call_id"], "usage": detail["usage"]})
         self.costs.append(detail["cost_usd"])
+        self.simulated_at = self.simulated_at or detail["cost_simulated_at"]
 
     def answered(self, message: Message) -> None:
         for use in tool_uses(message):
@@ -253,6 +255,7 @@ class ScratchTurn:
             "tools": self.record.tools,
             "usage": self.record.usage(),
             "cost": self.record.cost(),
+            "cost_simulated_at": self.record.simulated_at,
             "changes": self.changes or {"files": [], "memory": [], "todos": None},
             "excluded": list(self.plan.excluded),
             "added": list(self.plan.added),

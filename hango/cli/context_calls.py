@@ -31,6 +31,12 @@ def money(usd: float | None) -> str:
     return f"${usd:.4f}" if usd < 10 else f"${usd:.2f}"
 
 
+def priced(usd: float | None, simulated_at: str | None = None) -> str:
+    """``money(usd)``, labelled ``(simulated at <model> prices)`` when a stand-in provider's price is simulated."""
+    said = money(usd)
+    return f"{said} (simulated at {simulated_at} prices)" if simulated_at else said
+
+
 def reported_input(usage: dict[str, int]) -> int:
     """The input tokens the provider counted: read from the cache, written to it, and neither."""
     return usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
@@ -74,7 +80,7 @@ def render_calls(result: dict[str, Any], width: int) -> list[str]:
     header = {"badge": HEADER[-1], "words": HEADER[-1]}
     lines = [line(HEADER[:-1], header, width)]
     lines += [line(row_cells(call), call["cache"], width) for call in calls]
-    said = f"{cost['calls']} calls, {money(cost['usd'])}"
+    said = f"{cost['calls']} calls, {priced(cost['usd'], cost.get('simulated_at'))}"
     if cost["priced_calls"] < cost["calls"]:
         said += f" for {cost['priced_calls']} priced; unpriced: {cost['unpriced_reason']}"
     return lines + wrap(said, width)
@@ -94,7 +100,8 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
     cells = row_cells(call)
     usage, estimated = call["usage"], call["estimated_input_tokens"]
     lines = wrap(f"call {call['id']} · {cells[2]}", width)
-    lines += wrap(f"{call['model']} · {call['started_at'][:19].replace('T', ' ')} · cost {cells[8]}", width)
+    cost = priced(call["cost"]["usd"], call["cost"].get("simulated_at"))
+    lines += wrap(f"{call['model']} · {call['started_at'][:19].replace('T', ' ')} · cost {cost}", width)
     # One figure a phrase and at most three phrases a line: 80 columns hold them up to millions of tokens.
     estimate = "-" if estimated is None else f"{estimated:,}"
     reported = f"{reported_input(usage):,} reported"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hango.cli.context_calls import money
+from hango.cli.context_calls import priced
 from hango.cli.context_table import visible, wrap
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
@@ -33,7 +33,11 @@ def summary_line(result: dict[str, Any]) -> str:
     """``N calls · M tool calls · tokens in/out/cached · cost`` of a whole turn."""
     usage = result.get("usage") or {}
     calls, tools = len(result.get("calls") or []), len(result.get("tools") or [])
-    cost = money(result["cost"]) if result.get("cost") is not None else "cost unknown (a call has no price)"
+    cost = (
+        priced(result["cost"], result.get("cost_simulated_at"))
+        if result.get("cost") is not None
+        else "cost unknown (a call has no price)"
+    )
     return (
         f"{calls} call{'s' * (calls != 1)} · {tools} tool call{'s' * (tools != 1)} · "
         f"input {usage.get('input_tokens', 0)} · output {usage.get('output_tokens', 0)} · "

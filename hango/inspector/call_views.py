@@ -21,7 +21,7 @@ from hango.agent.ledger.record import (
     rebuild,
     tool_hash,
 )
-from hango.agent.ledger.verdict import Outlook, written_tokens
+from hango.agent.ledger.verdict import Outlook, prompt_stretches
 from hango.agent.parts import (
     SCRATCH,
     TRANSCRIPT,
@@ -35,7 +35,7 @@ from hango.agent.parts import (
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
 from hango.messages import Block, ToolUseBlock
-from hango.providers.prices import Tokens, prices_of
+from hango.providers.prices import prices_of
 from hango.store import TenantStore
 
 Shown = tuple[str, str]  # (label, preview)
@@ -139,12 +139,9 @@ def next_call_cost(
 ) -> dict[str, Any]:
     """What the next call's input (``total`` tokens, as inspect counts them) is expected to cost.
 
-    It reads the cached prefix, writes the rest of its longest cached prefix (none below the
-    model's minimum, none without a cache: ``written_tokens``) and sends the remainder uncached;
-    output is not known before the call, so it is not priced.
+    Its stretches are the cache's (``prompt_stretches``); output is not known before the call, so
+    it is not priced.
     """
-    read = min(cache["expected_read_tokens"], total)
-    write = max(0, min(written_tokens(assembly.sent, ahead), total) - read)
-    tokens = Tokens(total - read - write, read, write, 0)
+    tokens = prompt_stretches(total, cache["expected_read_tokens"], assembly.sent, ahead)
     cost = prices_of(deps.config.prices).cost(assembly.state.agent.model, tokens)
     return {"tokens": tokens._asdict(), **cost.as_dict()}

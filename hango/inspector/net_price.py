@@ -12,6 +12,8 @@ The one rule behind every suggestion's and the preview's price, by the one cache
 - **break-even**: the calls it takes for the saving to pay the one write,
   ``ceil(usd_cache_loss / usd_saved_per_call)``: 0 when nothing is written again, null when it
   never pays (nothing saved) or a price is unknown.
+
+A simulated price (the ``offline`` provider's) names its reference model in ``simulated_at``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from hango.providers.prices import Rates
 
 
 def net_price(tokens_saved: int, cache_loss_tokens: int, rates: Rates, ahead: Outlook) -> dict[str, Any]:
-    """``usd_saved_per_call``, ``usd_cache_loss`` and ``break_even_calls`` of a change, by ``ahead``."""
+    """``usd_saved_per_call``, ``usd_cache_loss``, ``break_even_calls`` and ``simulated_at`` of a change, by ``ahead``."""
     per_call = "input_mtok" if ahead.state == "none" else "cache_read_mtok"
     saved = rates.usd(tokens_saved, per_call)
     loss = rates.usd(cache_loss_tokens, "cache_write_mtok", "cache_read_mtok")
@@ -32,6 +34,7 @@ def net_price(tokens_saved: int, cache_loss_tokens: int, rates: Rates, ahead: Ou
         "usd_saved_per_call": saved,
         "usd_cache_loss": loss,
         "break_even_calls": break_even_calls(saved, loss),
+        "simulated_at": rates.simulated_at,
     }
 
 

@@ -16,7 +16,7 @@ from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
-from hango.agent.ledger.verdict import Outlook, part_cache_losses
+from hango.agent.ledger.verdict import Outlook, cached_marks, part_cache_losses
 from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
     SUMMARY,
@@ -278,7 +278,7 @@ def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook) -> No
         return
     call = assembly.sent
     losses = part_cache_losses(call, ahead)
-    last = max(call.breakpoints, default=-1)
+    last = max(cached_marks(call, ahead), default=-1)  # a prefix below the minimum is not cached
     at = {p.part: i for i, p in enumerate(call.parts)}
     following = len(call.parts)
     for view in reversed(views):

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hango.providers.base import (
-    FREE,
     CacheRules,
     Provider,
     ProviderSettings,
@@ -44,6 +43,17 @@ __all__ = [
 ]
 
 
+# Anthropic's documented values: 5 minutes, 1,024 tokens for most models.
+ANTHROPIC_CACHE = CacheRules(
+    minimums=(
+        (r"opus-4-[5-9]|haiku-4-5", 4096),
+        (r"sonnet-4-[6-9]", 2048),
+        (r"haiku-3|3-5-haiku|3-haiku", 2048),
+    )
+)
+# The model the offline provider stands in for: its cache rules and, labelled simulated, its prices.
+SIMULATED_MODEL = "anthropic/claude-sonnet-4-6"
+
 # The registry: one row per provider. Adding a provider adds its adapter module and one row here
 # (and its settings to ``ProviderSettings`` and ``hango/config.py``).
 SPECS: dict[str, ProviderSpec] = {
@@ -56,14 +66,7 @@ SPECS: dict[str, ProviderSpec] = {
             sdk="anthropic",
             wire_format=True,
             prices="anthropic",
-            # Anthropic's documented values: 5 minutes, 1,024 tokens for most models.
-            cache=CacheRules(
-                minimums=(
-                    (r"opus-4-[5-9]|haiku-4-5", 4096),
-                    (r"sonnet-4-[6-9]", 2048),
-                    (r"haiku-3|3-5-haiku|3-haiku", 2048),
-                )
-            ),
+            cache=ANTHROPIC_CACHE,
         ),
         ProviderSpec(
             "openai",
@@ -75,7 +78,12 @@ SPECS: dict[str, ProviderSpec] = {
             # OpenAI caches prefixes of 1,024 tokens and more on its own, for minutes of inactivity.
             cache=CacheRules(),
         ),
-        ProviderSpec("offline", "hango.providers.offline:OfflineProvider", prices=FREE),
+        ProviderSpec(
+            "offline",
+            "hango.providers.offline:OfflineProvider",
+            cache=ANTHROPIC_CACHE.of_model(SIMULATED_MODEL.partition("/")[2]),
+            simulates=SIMULATED_MODEL,
+        ),
     )
 }
 

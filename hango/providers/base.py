@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Protocol
 
 from hango.messages import Message
@@ -34,8 +34,9 @@ class CacheRules:
                 return tokens
         return self.minimum_tokens
 
-
-FREE = "free"  # ``ProviderSpec.prices`` of a provider whose calls cost nothing
+    def of_model(self, model: str) -> CacheRules:
+        """These rules as they apply to ``model`` (a bare name) alone: its minimum for every model."""
+        return replace(self, minimum_tokens=self.minimum_for(model), minimums=())
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,11 @@ class ProviderSpec:
     says the adapter module has a ``wire_body`` (inspect's ``format=<name>``).
     ``sdk`` is the official SDK package it talks through (its debug logs quote
     content and are dropped). ``prices`` is its provider id in genai-prices' table
-    (``hango/providers/prices.py``): ``FREE`` for one that costs nothing, None for
-    one the table does not know (its calls' cost is null, with that reason).
+    (``hango/providers/prices.py``), None for one the table does not know (its calls'
+    cost is null, with that reason). ``simulates`` names the reference model
+    (``<provider>/<model>``) of a provider that only stands in for one: its usage is
+    simulated by the one cache model (``hango/agent/ledger/simulated_cache.py``) and its
+    calls are priced at the reference model's prices, labelled simulated.
     """
 
     name: str
@@ -59,6 +63,7 @@ class ProviderSpec:
     wire_format: bool = False
     cache: CacheRules = CacheRules(enabled=False)
     prices: str | None = None
+    simulates: str | None = None
 
 
 class UnknownProvider(ValueError):

@@ -20,7 +20,11 @@ never loops on the same call. The tool name is not checked against the
 request's tools: calling an unknown tool is a case worth testing.
 
 Token usage is a character count // 4 (at least 1) of the request's and the
-answer's JSON; cache tokens are always 0. There is no token counter.
+answer's JSON, all of the prompt as uncached input. There is no token counter.
+The gateway then splits that prompt into cache read, cache write and uncached
+input as its reference model's cache would (``ProviderSpec.simulates``,
+``hango/agent/ledger/simulated_cache.py``), and its calls are priced at that
+model's prices, labelled simulated.
 """
 
 from __future__ import annotations

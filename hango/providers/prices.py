@@ -6,7 +6,10 @@ call's usage is handed over as ``input_tokens = uncached + read + write`` with
 the cache figures beside it, and each is priced at its own rate (cache reads at
 the cache-read price). The table's price in force at the call's start is used
 (it records price changes over time). Each provider's registry row names its id
-in the table (``ProviderSpec.prices``); ``offline`` costs nothing. A model the
+in the table (``ProviderSpec.prices``). ``offline`` only stands in for a model: its
+calls are priced at its reference model's prices (``ProviderSpec.simulates``,
+``anthropic/claude-sonnet-4-6``), and every such cost names that model in
+``simulated_at``, so no simulated figure reads as money spent. A model the
 table does not know costs ``None`` with a reason, never a guess.
 ``HANGO_PRICES`` (JSON: ``{"anthropic/claude-x": {"input_mtok": 3, ...}}``, USD
 per million tokens) overrides the table per model, for negotiated rates.
@@ -17,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from importlib.metadata import version
 from typing import Any, NamedTuple
@@ -28,7 +31,6 @@ from genai_prices.types import ModelPrice
 
 from hango.config import parse_prices
 from hango.providers import SPECS, UnknownProvider, split_model
-from hango.providers.base import FREE
 
 TABLE = f"genai-prices {version('genai-prices')}"
 
@@ -44,32 +46,41 @@ class Tokens(NamedTuple):
 
 @dataclass(frozen=True)
 class Cost:
-    """A price in USD, or None with the reason it is unknown; ``source`` says where the price came from."""
+    """A price in USD, or None with the reason it is unknown; ``source`` says where the price came from.
+
+    ``simulated_at`` names the reference model whose prices priced a simulated call (None: a real price).
+    """
 
     usd: Decimal | None
     source: str | None = None
     reason: str | None = None
+    simulated_at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "usd": None if self.usd is None else float(self.usd),
             "source": self.source,
             "reason": self.reason,
+            "simulated_at": self.simulated_at,
         }
 
 
 @dataclass(frozen=True)
 class Rates:
-    """The prices one model's calls are charged at, and where they came from (or why there are none)."""
+    """The prices one model's calls are charged at, and where they came from (or why there are none).
+
+    ``simulated_at``: the reference model these are the prices of, for a provider that stands in for it.
+    """
 
     price: ModelPrice | None
     source: str | None = None
     reason: str | None = None
+    simulated_at: str | None = None
 
     def cost(self, tokens: Tokens) -> Cost:
         if self.price is None:
-            return Cost(None, reason=self.reason)
-        return Cost(_priced(self.price, tokens), self.source)
+            return Cost(None, reason=self.reason, simulated_at=self.simulated_at)
+        return Cost(_priced(self.price, tokens), self.source, simulated_at=self.simulated_at)
 
     def per_token(self, kind: str) -> Decimal | None:
         """USD per token of ``kind`` (a price key such as ``cache_read_mtok``), None without prices."""
@@ -86,9 +97,6 @@ class Rates:
         return None if rate is None or minus is None else float(tokens * (rate - minus))
 
 
-FREE_RATES = Rates(ModelPrice(input_mtok=Decimal(0), output_mtok=Decimal(0)), "free")
-
-
 class Prices:
     """The price table with ``HANGO_PRICES`` on top: built once per app from its configuration."""
 
@@ -103,9 +111,10 @@ class Prices:
             provider, bare = split_model(model)
         except UnknownProvider as exc:
             return Rates(None, reason=str(exc))
-        table_id = SPECS[provider].prices
-        if table_id == FREE:
-            return FREE_RATES
+        spec = SPECS[provider]
+        if spec.simulates is not None:
+            return replace(self.rates(spec.simulates, at), simulated_at=spec.simulates)
+        table_id = spec.prices
         if table_id is None:
             return Rates(None, reason=f"provider {provider!r} has no price table")
         return _table_rates(table_id, bare, at or dt.datetime.now(dt.UTC))
@@ -189,9 +198,10 @@ def session_cost(rows: list[Any], prices: Prices) -> dict[str, Any]:
     """A session's cost so far from its usage rows (``Usage.of_session``): total, and per model.
 
     Calls the table cannot price are counted, not guessed: ``usd`` sums the priced ones.
+    ``simulated_at`` names the reference model of the simulated calls among them (None: none is).
     """
     by_model: dict[str, dict[str, Any]] = {}
-    reason = None
+    reason = simulated = None
     for row in rows:
         model = f"{row.provider}/{row.model}"
         cost = prices.cost(
@@ -199,8 +209,12 @@ def session_cost(rows: list[Any], prices: Prices) -> dict[str, Any]:
             Tokens(row.input_tokens, row.cache_read_tokens, row.cache_write_tokens, row.output_tokens),
             row.at,
         )
-        entry = by_model.setdefault(model, {"model": model, "calls": 0, "usd": None, "reason": None})
+        entry = by_model.setdefault(
+            model,
+            {"model": model, "calls": 0, "usd": None, "reason": None, "simulated_at": cost.simulated_at},
+        )
         entry["calls"] += row.calls
+        simulated = simulated or cost.simulated_at
         if cost.usd is None:
             entry["reason"] = reason = cost.reason
         else:
@@ -212,5 +226,6 @@ def session_cost(rows: list[Any], prices: Prices) -> dict[str, Any]:
         "priced_calls": sum(m["calls"] for m in priced),
         "usd": float(sum(m["usd"] for m in priced)) if priced else None,
         "unpriced_reason": reason,
+        "simulated_at": simulated,
         "by_model": [{**m, "usd": None if m["usd"] is None else float(m["usd"])} for m in models],
     }

@@ -141,6 +141,8 @@
     when: (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" }) : "–"),
     json: (value) => JSON.stringify(value, null, 2),
     money: (usd, places = 4) => (usd === null || usd === undefined ? "–" : `$${usd.toFixed(places)}`),
+    // The label of a simulated price (a cost's `simulated_at`: the reference model whose prices it is at), or "".
+    simulated: (model) => (model ? ` (simulated at ${model} prices)` : ""),
     // A part of a past call against the previous call of its lineage: "added", "changed" or "" (same, or the first).
     sinceMark: (part) => (part.since_previous === "same" || !part.since_previous ? "" : part.since_previous),
     markClass: (mark) => ({ added: "ok", changed: "warn", removed: "danger", "first difference": "danger" })[mark] || "",

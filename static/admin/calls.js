@@ -131,7 +131,7 @@ document.addEventListener("alpine:init", () => {
       if (!this.cost) return "";
       const total = this.cost.usd === null ? "cost unknown" : hango.money(this.cost.usd);
       const unpriced = this.cost.priced_calls < this.cost.calls ? ` (${this.cost.calls - this.cost.priced_calls} unpriced: ${this.cost.unpriced_reason})` : "";
-      return `· ${this.cost.calls} calls · ${total}${unpriced}`;
+      return `· ${this.cost.calls} calls · ${total}${hango.simulated(this.cost.simulated_at)}${unpriced}`;
     },
 
     // Against the previous call (an opened call), or the other side of the comparison.

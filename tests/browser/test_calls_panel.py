@@ -55,7 +55,27 @@ def test_the_calls_tab_lists_the_demos_calls_with_verdict_badges_and_costs(
         expect(row.get_by_test_id("verdict")).to_have_text(call["cache"]["badge"])
         expect(row.get_by_test_id("verdict-words")).to_have_text(call["cache"]["words"])
         expect(row.get_by_test_id("cost")).to_have_text(f"${call['cost']['usd']:.4f}")
-    expect(admin.page.get_by_test_id("session-cost")).to_contain_text(f"{len(calls)} calls · $0.0000")
+    total = api.get(f"/v1/sessions/{demo.session_id}/cost")
+    expect(admin.page.get_by_test_id("session-cost")).to_contain_text(
+        f"{len(calls)} calls · ${total['usd']:.4f} (simulated at anthropic/claude-sonnet-4-6 prices)"
+    )
+
+
+def test_the_offline_demos_costs_are_labelled_simulated_at_the_reference_models_prices(
+    admin: Admin, demo: Demo, api: Api
+):
+    newest = api.get(f"/v1/sessions/{demo.session_id}/calls", limit=1)["items"][0]
+    label = "(simulated at anthropic/claude-sonnet-4-6 prices)"
+
+    open_calls(admin, demo)
+    cost = admin.page.get_by_test_id("call").first.get_by_test_id("cost")
+    admin.page.get_by_test_id("call").first.get_by_role("button").click()
+
+    assert newest["cost"]["usd"] > 0
+    expect(cost).to_have_attribute("title", f"{newest['cost']['source']} {label}")
+    expect(admin.page.get_by_test_id("call-detail").get_by_test_id("call-cost")).to_have_text(
+        f"· ${newest['cost']['usd']:.4f} {label}"
+    )
 
 
 def test_the_chart_has_one_bar_per_call_whose_segments_are_the_calls_usage(
@@ -155,15 +175,17 @@ def add_priced_calls(engine: sa.Engine, demo: Demo) -> None:
             )
 
 
-def test_screenshots_of_the_calls_tab(admin: Admin, demo: Demo, engine: sa.Engine, tmp_path: Path):
+def test_screenshots_of_the_calls_tab(admin: Admin, demo: Demo, api: Api, engine: sa.Engine, tmp_path: Path):
     """The tab with priced calls and a miss, an opened call, and two calls compared."""
     add_priced_calls(engine, demo)
+    calls = api.get(f"/v1/sessions/{demo.session_id}/calls", limit=1000)["items"]
     open_calls(admin, demo)
     page = admin.page
-    expect(page.get_by_test_id("chart").locator("[data-testid=miss]")).to_have_count(1)
+    misses = sum(c["cache"]["badge"] == "miss" for c in calls)  # the demo's own misses, and the added one
+    expect(page.get_by_test_id("chart").locator("[data-testid=miss]")).to_have_count(misses)
     shots = [tmp_path / "calls-tab.png", tmp_path / "calls-open.png", tmp_path / "calls-compare.png"]
     page.screenshot(path=shots[0], full_page=False)
-    miss = page.locator("tr[data-testid=call]", has=page.locator(".badge.danger"))
+    miss = page.locator("tr[data-testid=call]", has=page.locator(".badge.danger")).first  # the added one
     miss.get_by_role("button").click()
     expect(page.get_by_test_id("call-detail")).to_be_visible()
     page.get_by_test_id("call-detail").screenshot(path=shots[1])

@@ -206,11 +206,14 @@ def test_try_side_by_side_keeps_both_answers_with_the_requests_diff_and_both_usa
     diff = try_card.get_by_test_id("try-diff")
     expect(diff.get_by_test_id("only-b")).to_have_text("system:todo")
     expect(diff.get_by_test_id("only-a")).to_have_text("none")
-    usages = [
-        int(u.inner_text().split(" ")[0].replace(",", "")) for u in try_card.get_by_test_id("try-usage").all()
+    # "uncached in · out · cache read · cache write": B's prompt (all but the output) is the shorter
+    figures = [
+        [int(word.replace(",", "")) for word in u.inner_text().split(" ") if word.replace(",", "").isdigit()]
+        for u in try_card.get_by_test_id("try-usage").all()
     ]
-    assert len(usages) == 2 and usages[1] < usages[0]
-    expect(diff.get_by_test_id("token-diff")).to_contain_text(f"{usages[1] - usages[0]:,} in")
+    assert len(figures) == 2 and sum(figures[1]) - figures[1][1] < sum(figures[0]) - figures[0][1]
+    uncached = figures[1][0] - figures[0][0]
+    expect(diff.get_by_test_id("token-diff")).to_contain_text(f"{'+' * (uncached > 0)}{uncached:,} in")
 
     try_card.get_by_role("textbox").fill("One more question?")
     try_card.get_by_role("button", name="Try", exact=True).click()  # another variant replaces B, never A

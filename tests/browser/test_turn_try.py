@@ -62,6 +62,9 @@ def test_the_panel_tries_a_whole_turn_side_by_side_with_the_saved_context(admin:
         expect(column.get_by_test_id("turn-answer")).to_contain_text("offline/echo")
         expect(column.get_by_test_id("turn-tool")).to_have_attribute("data-tool", "write_file")
         expect(column.get_by_test_id("turn-call-count")).to_have_text("2")  # the tool call, then the answer
+        expect(column.get_by_test_id("turn-cost")).to_contain_text(
+            "(simulated at anthropic/claude-sonnet-4-6 prices)"
+        )
         change = column.locator('[data-testid="turn-change"][data-path="/notes.md"]')
         expect(change).to_contain_text("edited")
         diff = change.get_by_test_id("turn-diff")

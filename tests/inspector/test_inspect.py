@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from hango.agent.catalog import BUILTIN_TOOLS
@@ -227,8 +228,9 @@ def test_cache_loss_tokens_count_every_cached_part_from_the_changed_one_on_messa
     assert losses == sorted(losses, reverse=True) and losses[-1] > 0
 
 
-def test_a_provider_without_a_prompt_cache_loses_nothing_by_a_change(lab: Lab):
-    _, session = furnished(lab)  # the offline provider has no cache
+def test_a_provider_without_a_prompt_cache_loses_nothing_by_a_change(make_lab):
+    lab = make_lab(cache_rules=json.dumps({"offline": {"enabled": False}}))  # a provider without a cache
+    _, session = furnished(lab)
 
     body = lab.inspect(session)
 

@@ -80,13 +80,17 @@ def test_an_unknown_model_costs_null_with_a_reason_never_a_guess(lab):
     assert "no price" in call["cost"]["reason"] and "claude-test" in call["cost"]["reason"]
 
 
-def test_the_offline_model_costs_nothing(lab):
+def test_the_offline_model_is_priced_at_its_reference_models_prices_labelled_simulated(lab):
     session = lab.session(lab.agent(model="offline/echo"), [])
     assert lab.say(session, "hello").status_code == 201
 
     (call,) = oldest_first(lab, session)
 
-    assert call["cost"] == {"usd": 0.0, "source": "free", "reason": None}
+    usage = Usage(**call["usage"])
+    assert call["cost"]["usd"] > 0
+    assert call["cost"]["usd"] == pytest.approx(table_price("claude-sonnet-4-6", usage), rel=1e-12)
+    assert call["cost"]["source"].startswith("genai-prices ")
+    assert call["cost"]["simulated_at"] == SONNET
 
 
 def test_a_price_in_configuration_wins_over_the_table(make_lab):
@@ -96,7 +100,12 @@ def test_a_price_in_configuration_wins_over_the_table(make_lab):
     call = one_call(lab)
 
     expected = (1_200 * 1 + 30_000 * 0.1 + 2_500 * 2 + 80 * 4) / 1_000_000
-    assert call["cost"] == {"usd": pytest.approx(expected), "source": "HANGO_PRICES", "reason": None}
+    assert call["cost"] == {
+        "usd": pytest.approx(expected),
+        "source": "HANGO_PRICES",
+        "reason": None,
+        "simulated_at": None,
+    }
 
 
 def test_a_malformed_price_configuration_is_refused_at_start():
@@ -132,7 +141,9 @@ def test_a_sessions_cost_is_the_sum_of_its_calls_per_model(lab):
     )
     assert (body["calls"], body["priced_calls"], body["unpriced_reason"]) == (2, 2, None)
     assert body["usd"] == pytest.approx(expected)
-    assert body["by_model"] == [{"model": SONNET, "calls": 2, "usd": pytest.approx(expected), "reason": None}]
+    assert body["by_model"] == [
+        {"model": SONNET, "calls": 2, "usd": pytest.approx(expected), "reason": None, "simulated_at": None}
+    ]
 
 
 def test_inspect_gives_the_next_calls_expected_input_cost_from_its_tokens(lab):

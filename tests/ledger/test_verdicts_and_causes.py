@@ -119,7 +119,13 @@ def test_fewer_cached_tokens_than_expected_is_unexplained() -> None:
 
 
 def test_a_provider_without_a_cache_gets_no_verdict() -> None:
-    assert verdict(None, FIRST, rules=rules_for("offline")).as_dict()["miss_reason"] is None
+    assert verdict(None, FIRST, rules=CacheRules(enabled=False)).as_dict()["miss_reason"] is None
+
+
+def test_the_offline_provider_caches_by_its_reference_models_rules() -> None:
+    offline = rules_for("offline")
+    assert offline.enabled and offline.ttl_seconds == rules_for("anthropic").ttl_seconds
+    assert offline.minimum_for("echo") == rules_for("anthropic").minimum_for("claude-sonnet-4-6") == 2048
 
 
 def test_anthropic_minimums_follow_the_model_family() -> None:

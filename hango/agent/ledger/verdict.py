@@ -60,6 +60,7 @@ from hango.agent.ledger.record import Previous, SentCall, common_prefix
 from hango.agent.parts import PartID
 from hango.providers import SPECS
 from hango.providers.base import CacheRules
+from hango.providers.prices import Tokens
 
 MISS_REASONS = ("prefix_changed", "expired", "below_minimum", "first_call", "beyond_lookback", "unexplained")
 # A reported read this much under the expected one is still a full hit, not ``unexplained``: the
@@ -269,6 +270,17 @@ def written_tokens(call: SentCall, ahead: Outlook) -> int:
     minimum); the next call's write is this less what it reads."""
     marks = cached_marks(call, ahead)
     return ahead.through(call)[marks[-1]] if marks else 0
+
+
+def prompt_stretches(total: int, expected_read: int, call: SentCall, ahead: Outlook) -> Tokens:
+    """How a prompt of ``total`` tokens (``call``, in ``ahead``'s units) splits as the cache serves it.
+
+    It reads the expected prefix, writes the rest of its longest cached prefix (none below the
+    minimum, none without a cache: ``written_tokens``) and sends the remainder uncached; no output.
+    """
+    read = min(expected_read, total)
+    write = max(0, min(written_tokens(call, ahead), total) - read)
+    return Tokens(total - read - write, read, write, 0)
 
 
 def change_cache_loss(before: SentCall, after: SentCall, ahead: Outlook) -> int:
