@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from hango.db.schema import audit_log
 from tests.inspector.conftest import Lab, assistant, excluding, override_set, user
-from tests.support.sql import count_statements
+from tests.support.sql import MAX_INSPECT_STATEMENTS, count_statements
 
 CANARY = "CANARY-7f3a9c"
 _FROM = re.compile(r"\bFROM (\w+)", re.IGNORECASE)
@@ -45,7 +45,7 @@ def test_an_inspect_issues_the_same_small_number_of_statements_for_10_and_1000_m
 
     few, many = inspect_statements(lab, short), inspect_statements(lab, long)
 
-    assert len(few) == len(many) <= 12, many
+    assert len(few) == len(many) <= MAX_INSPECT_STATEMENTS, many
     selects = [s for s in many if s.lstrip().upper().startswith("SELECT")]
     tables = [_FROM.search(s).group(1) for s in selects]
     assert len(tables) == len(set(tables)), tables

@@ -19,9 +19,7 @@ from werkzeug.test import TestResponse
 from hango.agent.catalog import BUILTIN_TOOLS, MAX_CONTEXT_WINDOW
 from hango.store import TenantStore
 from tests.support.clients import As, Tenant
-from tests.support.sql import count_rows, count_statements
-
-MAX_INSPECT_STATEMENTS = 12
+from tests.support.sql import MAX_INSPECT_STATEMENTS, count_rows, count_statements
 
 
 def turn(seq: int) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -7,6 +7,12 @@ from collections.abc import Iterator
 
 import sqlalchemy as sa
 
+# An inspect's statements, whatever the session's length: the key, the session (reaping its dead runs),
+# agent, summary, history, tenant, skills, memory, the agent's MCP servers, the overrides, the last call
+# with its calibration and the run's lineage (every provider with a cache, the offline one simulating its
+# reference model's), and the transaction's own statements.
+MAX_INSPECT_STATEMENTS = 13
+
 
 @contextlib.contextmanager
 def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
