@@ -3,11 +3,15 @@
 ``prepare_session`` builds a fresh run state exactly like a run (every
 ``before_run`` hook) and closes a ``tool_use`` left without results the way the
 run's repair will: a run stores that message, everyone else keeps it in memory,
-so the preview equals the next run's request in that state too. ``capture``
-runs the model chain to a capture handler: only the innermost handler differs
-from a run's; nothing is written and neither the provider nor the summarizer
-is called. This module is the runtime's seam: the inspector (``hango.inspector``)
-builds on it and the runtime never imports the inspector.
+so the preview equals the next run's request in that state too. What the state
+is for (a run, an inspect, a try, compact-now, a scratch turn) is its ``Mode``,
+given here. ``capture`` runs the model chain to a capture handler: only the
+innermost handler differs from a run's; nothing is written and neither the
+provider nor the summarizer is called. It answers the draft the provider would
+receive with its frozen ``report``: what each slot left out and why, whether the
+call would compact, the compaction it made (``hango.agent.report``). This module
+is the runtime's seam: the inspector (``hango.inspector``) builds on it and the
+runtime never imports the inspector.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from hango.agent.draft import Draft
 from hango.agent.gateway import Gateway
 from hango.agent.loader import agent_state, load_state, prepare
 from hango.agent.stack import build_chain
-from hango.agent.state import Caller, RunState, StoredMessage
+from hango.agent.state import RUN, Caller, Mode, RunState, StoredMessage
 from hango.agent.turns import tool_uses
 from hango.messages import Message, Response, TextBlock, ToolResultBlock
 from hango.store import TenantStore
@@ -39,10 +43,13 @@ class Prepared:
     repair: StoredMessage | None = None
 
 
-def prepare_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Prepared:
-    """A fresh run state for ``session`` after every run hook, its dangling ``tool_use`` closed in memory."""
+def prepare_session(
+    deps: Deps, store: TenantStore, session: Any, caller: Caller, mode: Mode = RUN
+) -> Prepared:
+    """A fresh state in ``mode`` for ``session`` after every run hook, its dangling ``tool_use`` closed in
+    memory."""
     chain = build_chain()
-    state = prepare(chain, load_state(store, session, caller), store, deps)
+    state = prepare(chain, load_state(store, session, caller, mode), store, deps)
     return Prepared(chain, state, close_dangling(state))
 
 
@@ -65,7 +72,8 @@ def close_dangling(state: RunState) -> StoredMessage | None:
 
 
 def capture(chain: Chain, state: RunState) -> Draft:
-    """What the provider would receive for ``state``'s next call: the chain run to a capture handler."""
+    """What the provider would receive for ``state``'s next call, the chain run to a capture handler, with
+    the ``report`` of what the slots did to it (``Draft.report``)."""
     captured: list[Draft] = []
 
     def handler(draft: Draft) -> Response:

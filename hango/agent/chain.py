@@ -16,6 +16,7 @@ from hango.agent.estimator import estimate_block
 from hango.agent.middleware.base import Middleware, ModelHandler, ToolHandler
 from hango.agent.overrides import apply_system
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, system_part
+from hango.agent.report import NOTHING, OVERRIDDEN, LeftOut
 from hango.agent.state import RunState, ToolCall
 from hango.agent.tools.base import Tool
 from hango.messages import Block, Message, Response, TextBlock, ToolResultBlock
@@ -55,10 +56,7 @@ class Chain:
         This happens before any model wrapper runs, so the prompt-cache slot
         picks its breakpoint among the blocks that are really sent.
         """
-        blocks = self.contributed_blocks(state)
-        dropped = [b for b in blocks if state.overrides.excludes(b.part)]
-        state.excluded_tokens += sum(estimate_block(b.block) for b in dropped)
-        return apply_system(blocks, state.overrides)
+        return apply_system(self.contributed_blocks(state), state.overrides)
 
     def tools(self, state: RunState) -> dict[str, Tool]:
         """Every tool the stack provides, by name (the allowlist decides what is sent)."""
@@ -68,14 +66,20 @@ class Chain:
         self, state: RunState, max_tokens: int = 4096, history: Sequence[SourcedMessage] | None = None
     ) -> Draft:
         """The next request before the model wrappers: blocks, tools, and the history after the summary
-        (``history``: ``history_messages(state)`` when the caller has built it already)."""
-        state.excluded_tokens = 0
+        (``history``: ``history_messages(state)`` when the caller has built it already). Its report
+        names the system blocks the overrides left out."""
+        blocks = self.contributed_blocks(state)
+        dropped = [b for b in blocks if state.overrides.excludes(b.part)]
+        left_out = LeftOut(
+            "chain", OVERRIDDEN, tuple(b.part for b in dropped), sum(estimate_block(b.block) for b in dropped)
+        )
         return Draft(
             model=state.agent.model,
-            system=tuple(self.system_blocks(state)),
+            system=tuple(apply_system(blocks, state.overrides)),
             tools=tuple(t.definition for t in self.tools(state).values()),
             messages=tuple(history_messages(state) if history is None else history),
             max_tokens=max_tokens,
+            report=NOTHING.leaving_out(left_out),
         )
 
     def call_model(self, draft: Draft, state: RunState, handler: ModelHandler) -> Response:

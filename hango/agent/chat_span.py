@@ -38,8 +38,9 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def start(span: Span, state: RunState, request: Request, provider: str) -> None:
-    """Attributes known before the call."""
+def start(span: Span, state: RunState, request: Request, provider: str, excluded_tokens: int) -> None:
+    """Attributes known before the call (``excluded_tokens``: what the overrides left out of it, by its
+    draft's report)."""
     span.set_attributes(
         {
             names.GEN_AI_PROVIDER_NAME: provider,
@@ -51,10 +52,10 @@ def start(span: Span, state: RunState, request: Request, provider: str) -> None:
             names.SESSION_ID: str(state.session_id),
             names.AGENT_ID: str(state.agent.id),
             names.RUN_ID: str(state.run_id or ""),
-            names.PURPOSE: state.purpose,
+            names.PURPOSE: state.mode.purpose,
             names.CONTEXT_OVERRIDES: len(state.overrides),
-            names.CONTEXT_EXCLUDED_TOKENS: state.excluded_tokens,
-            names.CONTEXT_TRY: state.purpose == "context_try",
+            names.CONTEXT_EXCLUDED_TOKENS: excluded_tokens,
+            names.CONTEXT_TRY: state.mode.purpose == "context_try",
         }
     )
     if state.trace_content:
@@ -89,5 +90,5 @@ def finish(span: Span, state: RunState, response: Response) -> None:
         output = genai_message(response.message, finish_reason=response.stop_reason)
         span.set_attribute(names.GEN_AI_OUTPUT_MESSAGES, _json([output]))
     telemetry.meter().create_histogram(names.METRIC_CACHE_READ_RATIO).record(
-        ratio, {names.PURPOSE: state.purpose}
+        ratio, {names.PURPOSE: state.mode.purpose}
     )

@@ -22,7 +22,7 @@ from hango.agent.compaction import Compaction, plan_compaction
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.state import Caller
+from hango.agent.state import COMPACT, Caller
 from hango.agent.steps import NoSteps
 from hango.errors import Unprocessable
 from hango.store import TenantStore
@@ -70,14 +70,14 @@ def compact_now(deps: Deps, store: TenantStore, session: Any, caller: Caller, jo
 
     402 over quota before anything else; 422 ``nothing_to_compact`` when the history has no cut.
     """
-    prepared = prepare_session(deps, store, session, caller)
+    prepared = prepare_session(deps, store, session, caller, COMPACT)
     state = prepared.state
     state.run_id, state.steps = job.run_id, job.steps
     Gateway(deps, state, deps.config.run_timeout).check_quota()
     job.steps.check_before_call()  # a step boundary: a compaction cancelled meanwhile calls nothing
-    state.compact_now = True  # a prepared state is not capture-only: the slot may call the summarizer
     state.compactor = StoredCompactor(deps, state, job.instructions)
-    capture(prepared.chain, state)  # with the stored overrides only: one summarizer call
-    if state.compacted is None:
+    # with the stored overrides only: one summarizer call
+    compacted = capture(prepared.chain, state).report.compacted
+    if compacted is None:
         raise nothing_to_compact()
-    return Compacted(state.compacted, state.agent.model)
+    return Compacted(compacted, state.agent.model)

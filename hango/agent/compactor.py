@@ -30,7 +30,7 @@ class StoredCompactor:
 
     def summarize(self, transcript: str) -> str:
         """One summarizer call billed with purpose ``summarize``."""
-        summarizing = replace(self.state, purpose="summarize")
+        summarizing = replace(self.state, mode=self.state.mode.calling("summarize"))
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
         focus = (
             (SourcedBlock(SUMMARIZER_FOCUS, Block(FOCUS_PREFIX + self.instructions)),)

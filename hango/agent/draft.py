@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from hango.agent.parts import SourcedBlock, SourcedMessage
+from hango.agent.report import NOTHING, Report
 from hango.messages import Request, ToolDef
 
 
 @dataclass(frozen=True)
 class Draft:
-    """The next model call: system blocks and messages carry their part ids, tools their names."""
+    """The next model call: system blocks and messages carry their part ids, tools their names.
+
+    ``report`` is what the slots did to it so far (what each left out and why, compaction): it is
+    no part of the request, so two drafts that send the same request are equal whatever their reports.
+    """
 
     model: str
     system: tuple[SourcedBlock, ...]
     tools: tuple[ToolDef, ...]
     messages: tuple[SourcedMessage, ...]
     max_tokens: int = 4096
+    report: Report = field(default=NOTHING, compare=False, repr=False)
 
     def with_(self, **changes) -> Draft:
         return replace(self, **changes)

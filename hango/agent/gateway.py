@@ -94,7 +94,7 @@ class Gateway:
     def _quota_left(self, store: TenantStore, model: str | None) -> int | None:
         left = store.usage.quota_left(dt.datetime.now(dt.UTC))
         if self.ledger and not self.lineage.loaded:
-            self.lineage.load(store.model_calls, self.state.session_id, self.state.purpose)
+            self.lineage.load(store.model_calls, self.state.session_id, self.state.mode.purpose)
         if self.ledger and model is not None:
             self.calibrate(store, model)
         return left
@@ -134,9 +134,11 @@ class Gateway:
         estimated = estimate_request(request)
         call = sent_call(draft) if self.ledger else None
         started, clock = dt.datetime.now(dt.UTC), time.monotonic()
-        self.state.steps.emit(run_events.MODEL_CALL_STARTED, model=request.model, purpose=self.state.purpose)
+        self.state.steps.emit(
+            run_events.MODEL_CALL_STARTED, model=request.model, purpose=self.state.mode.purpose
+        )
         with telemetry.tracer().start_as_current_span(names.SPAN_CHAT, record_exception=False) as span:
-            chat_span.start(span, self.state, request, provider.name)
+            chat_span.start(span, self.state, request, provider.name, draft.report.excluded_tokens)
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
             if timeout <= 0:  # spent before the call (a loaded worker): an SDK given 0 s fails otherwise
                 raise ProviderTimeout(f"{provider.name} did not answer in time", {"provider": provider.name})
@@ -158,7 +160,7 @@ class Gateway:
         self.state.steps.emit(
             run_events.MODEL_CALL_FINISHED,
             call_id=str(call_id) if call_id else None,
-            purpose=self.state.purpose,
+            purpose=self.state.mode.purpose,
             duration_ms=duration_ms,
             usage={k: usage[k] for k in USAGE_FIELDS},
             **self._cost(request.model, usage, started),
@@ -208,7 +210,7 @@ class Gateway:
 
     def _facts(self) -> Facts:
         """What was recorded since the lineage's previous call (one query, on a connection of its own)."""
-        state, trying = self.state, self.state.billed_purpose == SCRATCH_PURPOSE
+        state, trying = self.state, self.state.mode.billed_purpose == SCRATCH_PURPOSE
         if self.lineage.base_id is None or state.session_id is None:
             return Facts(tried=trying)
         with self.deps.engine.connect() as conn:
@@ -226,7 +228,7 @@ class Gateway:
             "agent_id": state.agent.id,
             "session_id": state.session_id,
             "run_id": state.run_id,
-            "purpose": state.billed_purpose,
+            "purpose": state.mode.billed_purpose,
             "provider": provider,
             "model": bare,
             "input_tokens": usage.input_tokens,
@@ -242,7 +244,7 @@ class Gateway:
         call = {
             "session_id": self.state.session_id,
             "run_id": self.state.run_id,
-            "purpose": self.state.billed_purpose,
+            "purpose": self.state.mode.billed_purpose,
             "model": sent.model,
             "started_at": sent.started_at,
             "duration_ms": sent.duration_ms,
@@ -272,9 +274,8 @@ class Gateway:
     def _scratch_only(self, part: str) -> bool:
         """A part only a try holds: a message it added (a scratch part) or the summary a scratch turn made.
         Its cost is no session part's cost so far."""
-        return is_scratch(part) or (
-            bool(self.state.scratch) and part == SUMMARY and self.state.compacted is not None
-        )
+        summary = self.state.summary
+        return is_scratch(part) or (part == SUMMARY and summary is not None and summary.scratch is not None)
 
     def _store(self, write):
         """Run ``write(store)`` in its own transaction (a call's rows never wait for the run's turn), with the

@@ -15,7 +15,7 @@ from hango.agent.chain import Chain
 from hango.agent.deps import Deps, RunContext
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message, remember_message
 from hango.agent.ledger.record import message_hash, remember_hash
-from hango.agent.state import AgentConfig, Caller, RunState, StoredMessage, Summary
+from hango.agent.state import RUN, AgentConfig, Caller, Mode, RunState, StoredMessage, Summary
 from hango.errors import NotFound
 from hango.messages import Message, block_from_dict, message_from_dict
 from hango.store import TenantStore
@@ -37,8 +37,9 @@ def stored_message(
     return StoredMessage(seq, message)
 
 
-def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
-    """The session's agent, summary, the history after it, and todos (run hooks load the rest)."""
+def load_state(store: TenantStore, session: Any, caller: Caller, mode: Mode = RUN) -> RunState:
+    """The session's agent, summary, the history after it, and todos (run hooks load the rest), for calls
+    in ``mode``."""
     agent = store.agents.get(session.agent_id)
     if agent is None:
         raise NotFound("the session's agent no longer exists")
@@ -58,6 +59,7 @@ def load_state(store: TenantStore, session: Any, caller: Caller) -> RunState:
         session_id=session.id,
         agent=AgentConfig.from_row(agent),
         caller=caller,
+        mode=mode,
         history=history,
         summary=summary,
         unestimated=unestimated,

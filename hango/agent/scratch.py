@@ -6,7 +6,7 @@ is held, so it sees the session between two runs), and reads everything through 
 from then on: the state ``prepare_session`` loads, and every tool's read. Writes go to
 the overlay (``hango.agent.overlay``), history and a summary stay in the run state; a
 real run may start meanwhile and the turn goes on seeing its snapshot. Model calls
-are real, billed as a try (``RunState.scratch``: purpose ``context_try``, the try run's
+are real, billed as a try (its ``Mode``, ``scratch_turn``: purpose ``context_try``, the try run's
 id), with their usage, ledger rows and steps written by the gateway in their own
 transactions, as every run's are. The turn's own messages (its new user turn, answers and tool
 results) are scratch parts, ``scratch:<try>:<seq>`` (``hango.agent.parts``): no stored message shares
@@ -37,7 +37,7 @@ from hango.agent.draft import Draft
 from hango.agent.gateway import USAGE_FIELDS, Gateway
 from hango.agent.overlay import OverlayStore
 from hango.agent.parts import new_try_id
-from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall
+from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall, scratch_turn
 from hango.agent.tools.base import Tool, ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
 from hango.errors import NotFound, QuotaExhausted
@@ -179,12 +179,9 @@ class ScratchTurn:
 
     def _turn(self, store: OverlayStore) -> tuple[str, str | None]:
         session = self._open(store)
-        prepared = prepare_session(self.deps, store, session, self.caller)
+        prepared = prepare_session(self.deps, store, session, self.caller, scratch_turn(new_try_id()))
         state = dataclasses.replace(
             prepared.state,
-            capture_only=False,
-            purpose="context_try",
-            scratch=new_try_id(),
             run_id=self.run.id,
             steps=self.steps,
             compactor=None,  # the plan's captures must not summarize
@@ -227,12 +224,12 @@ class ScratchTurn:
                 return "quota_exhausted", None
             self.steps.check()
             self.answer = response.message
-            state.history.append(StoredMessage(state.next_seq, response.message, state.scratch))
+            state.history.append(StoredMessage(state.next_seq, response.message, state.mode.try_id))
             uses = tool_uses(response.message)
             if not uses:
                 return "completed", response.stop_reason
             results = tool_phase(chain, state, ToolContext(store, state, self.deps, chain), uses)
-            state.history.append(StoredMessage(state.next_seq, results, state.scratch))
+            state.history.append(StoredMessage(state.next_seq, results, state.mode.try_id))
         return "max_turns", "max_turns"
 
     def _changes(self, store: OverlayStore) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
@@ -14,6 +14,59 @@ from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolDef, ToolUseBlock
 
 SCRATCH_PURPOSE = "context_try"
+MODES = ("run", "inspect", "try", "compact", "scratch")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What a state's calls are for, fixed where the state is made: the one value slots and gateway read.
+
+    ``name`` is one of ``MODES``. A ``run``'s calls are sent; an ``inspect``'s stop at a capture
+    handler and never summarize; a ``try``'s one call is sent and billed as a try; ``compact``
+    summarizes the history even below the trigger; a ``scratch`` turn is a try run's whole turn,
+    whose messages (and summary) are scratch parts of ``try_id`` and whose every call is billed as
+    a try. ``purpose`` names the calls on their steps and ledger lineage (``run``, ``subagent``,
+    ``summarize``, ``context_try``).
+    """
+
+    name: str
+    purpose: str = "run"
+    try_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.name not in MODES:
+            raise ValueError(f"no mode {self.name!r}: one of {', '.join(MODES)}")
+
+    @property
+    def captures(self) -> bool:
+        """An inspect's: the summarization slot only reports that it would compact."""
+        return self.name == "inspect"
+
+    @property
+    def compacts_now(self) -> bool:
+        """Compact-now's: the summarization slot compacts whatever the trigger says."""
+        return self.name == "compact"
+
+    @property
+    def billed_purpose(self) -> str:
+        """The purpose a call's usage and ledger rows carry: a scratch turn's calls, its subagents'
+        and its summarizer's alike, are ``context_try``."""
+        return SCRATCH_PURPOSE if self.try_id else self.purpose
+
+    def calling(self, purpose: str) -> Mode:
+        """The same mode, for calls of ``purpose`` (a subagent's, the summarizer's)."""
+        return replace(self, purpose=purpose)
+
+
+RUN = Mode("run")
+INSPECT = Mode("inspect")
+TRY = Mode("try", SCRATCH_PURPOSE)
+COMPACT = Mode("compact")
+
+
+def scratch_turn(try_id: str) -> Mode:
+    """A try run's whole turn: its messages are ``scratch:<try_id>:<seq>`` parts."""
+    return Mode("scratch", SCRATCH_PURPOSE, try_id)
 
 
 class Compactor(Protocol):
@@ -67,8 +120,12 @@ class StoredMessage:
 
 @dataclass(frozen=True)
 class Summary:
+    """A summary of the history through ``through_seq``; ``scratch`` is the try's id when a scratch turn
+    made it (never stored)."""
+
     through_seq: int
     text: str
+    scratch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +155,11 @@ class Caller:
 
 @dataclass
 class RunState:
-    """Everything a run reads, loaded once in ``before_run``; middleware keep their slices here."""
+    """Everything a run reads, loaded once in ``before_run``; middleware keep their slices here.
+
+    It holds what the calls read, never what assembling one measured: that is the draft's
+    ``report`` (``hango.agent.report``), one per call.
+    """
 
     tenant_id: uuid.UUID
     session_id: uuid.UUID | None  # None only for an agent's side of a call (no session)
@@ -113,26 +174,13 @@ class RunState:
     server_tools: dict[str, ServerTool] = field(default_factory=dict)  # by the name the model calls
     summary: Summary | None = None
     unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
-    capture_only: bool = False
-    would_compact: bool = False
-    purpose: str = "run"
+    mode: Mode = RUN  # what the calls are for; what assembling one measured is its draft's ``report``
     deadline: float | None = None
     compact_trigger: float = 0.8
     trace_content: bool = False
     overrides: Overrides = field(default_factory=Overrides)
-    excluded_tokens: int = 0
     compactor: Compactor | None = None
-    compact_now: bool = False  # compact-now: summarize even below the trigger
-    compacted: Any = None  # the Compaction the summarization slot made, when it made one
     steps: Any = field(default_factory=NoSteps)  # hango.agent.steps: where a queued run reports its steps
-    # a scratch turn's try id (a try run): every call it makes is billed as a try, its messages are scratch parts
-    scratch: str | None = None
-
-    @property
-    def billed_purpose(self) -> str:
-        """The purpose a call's usage and ledger rows carry: a scratch turn's calls, its subagents'
-        and its summarizer's alike, are ``context_try``."""
-        return SCRATCH_PURPOSE if self.scratch else self.purpose
 
     @property
     def last_seq(self) -> int:

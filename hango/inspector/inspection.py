@@ -18,7 +18,7 @@ from hango.agent.draft import Draft
 from hango.agent.ledger.record import SentCall, sent_call
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, name_server, server_part, tool_part
-from hango.agent.state import Caller, RunState
+from hango.agent.state import INSPECT, Caller, RunState
 from hango.store import TenantStore
 
 
@@ -49,8 +49,7 @@ def assemble(chain: Chain, state: RunState) -> Assembly:
 
 def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:
     """The assembly of ``session``'s next model call with its stored overrides."""
-    prepared = prepare_session(deps, store, session, caller)
-    prepared.state.capture_only = True
+    prepared = prepare_session(deps, store, session, caller, INSPECT)
     return assemble(prepared.chain, prepared.state)
 
 

@@ -27,7 +27,7 @@ from hango.agent.ledger.record import sent_call
 from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import PartID, server_part, tool_part
-from hango.agent.state import Caller
+from hango.agent.state import INSPECT, Caller
 from hango.inspector import override_sets
 from hango.inspector.inspection import Assembly, assemble
 from hango.inspector.net_price import net_price
@@ -123,8 +123,7 @@ class Preview:
 
 def preview(deps: Deps, store: TenantStore, session: Any, caller: Caller, proposal: Proposal) -> Preview:
     """Screen and close each proposed set, then assemble the session's next call with them in place."""
-    prepared = prepare_session(deps, store, session, caller)
-    prepared.state.capture_only = True
+    prepared = prepare_session(deps, store, session, caller, INSPECT)
     closed: dict[str, Closed] = {}
     for route in ROUTES:
         target = Target(route, session.agent_id if route == "agent" else session.id)

@@ -142,7 +142,7 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook) -> Snapshot:
         total_before=total_before,
         total_after=total_after,
         counted=counted,
-        would_compact=state.would_compact,
+        would_compact=assembly.captured.report.would_compact,
         context_window=state.agent.context_window,
         compact_at=compact_at(state),
         output_reserve=sent.max_tokens,

@@ -397,5 +397,5 @@ def compaction_preview(assembly: Assembly) -> dict[str, Any] | None:
     Past the trigger, what the next call's compaction does; below it, what compact-now would do.
     """
     state = assembly.state
-    plan = plan_compaction(assembly.captured, state, whole=not state.would_compact)
+    plan = plan_compaction(assembly.captured, state, whole=not assembly.captured.report.would_compact)
     return None if plan is None else plan.preview()

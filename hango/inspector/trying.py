@@ -20,13 +20,11 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
 from hango.agent.parts import PartID, SourcedMessage, in_part_order, message_part, new_try_id, target_of
-from hango.agent.state import Caller, RunState, StoredMessage
+from hango.agent.state import TRY, Caller, RunState, StoredMessage
 from hango.inspector.inspection import parts_of
 from hango.inspector.override_rules import close_set, companions, screen, validate_set
 from hango.messages import Message, Response, TextBlock, holds_text, message_to_dict
 from hango.store import TenantStore
-
-PURPOSE = "context_try"
 
 
 @dataclass(frozen=True)
@@ -67,14 +65,15 @@ class PreparedTry:
 
 
 def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> PreparedTry:
-    """The session's next call as a try (``for_try``), with the body's overrides screened and closed.
+    """The session's next call as a try (mode ``TRY``: a real call, billed as ``context_try``, no run, never
+    compacting), with the body's overrides screened and closed.
 
     After the body's checks (422), the call's quota check and its lineage are read here too, in
     ``store``'s transaction: the call then reads nothing before it is sent. The new turn, if any, is a scratch
     part (``scratch:<try>:<seq>``): the session's seq counter is not touched.
     """
-    prepared = prepare_session(deps, store, session, caller)
-    state = for_try(prepared.state)
+    prepared = prepare_session(deps, store, session, caller, TRY)
+    state = prepared.state
     tried = plan(prepared.chain, state, body, new_try_id())
     gateway = checked_gateway(deps, store, state, deps.config.context_try_timeout)
     draft = prepared.chain.draft(state, history=tried.history)
@@ -86,13 +85,13 @@ def screen_turn(deps: Deps, store: TenantStore, session: Any, caller: Caller, bo
 
     The worker plans it again on its snapshot (``shape_turn``): the history may grow meanwhile.
     """
-    prepared = prepare_session(deps, store, session, caller)
-    return plan(prepared.chain, for_try(prepared.state), body)
+    prepared = prepare_session(deps, store, session, caller, TRY)
+    return plan(prepared.chain, prepared.state, body)
 
 
 def shape_turn(chain: Chain, state: RunState, body: dict[str, Any]) -> TryPlan:
     """A scratch turn's plan (``hango.agent.scratch.Shaper``): the try body stored on its run, on its snapshot."""
-    return plan(chain, state, TryBody(**body), state.scratch)
+    return plan(chain, state, TryBody(**body), state.mode.try_id)
 
 
 def plan(chain: Chain, state: RunState, body: TryBody, try_id: str | None = None) -> TryPlan:
@@ -166,12 +165,6 @@ def _sent_user_text(stored: StoredMessage, overrides: Overrides) -> bool:
     """A user message with text that the call sends (an excluded one is no turn to re-answer)."""
     message = stored.message
     return message.role == "user" and holds_text(message) and not overrides.excludes(message_part(stored.seq))
-
-
-def for_try(state: RunState) -> RunState:
-    """The state a try call runs on: a real call (not capture-only), billed as ``context_try``, no run,
-    never compacting."""
-    return dataclasses.replace(state, capture_only=False, purpose=PURPOSE, run_id=None, compactor=None)
 
 
 def answer(response: Response) -> dict[str, Any]:

@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from hango.agent.chain import Chain, summary_message
 from hango.agent.compaction import compact_at, render
 from hango.agent.draft import Draft
-from hango.agent.estimator import estimate_message, estimate_request
+from hango.agent.estimator import estimate_message, estimate_messages, estimate_request
 from hango.agent.middleware.summarization import SummarizationMiddleware
 from hango.agent.middleware.tool_allowlist import ToolAllowlistMiddleware
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, seq_of, system_part
-from hango.agent.state import AgentConfig, Caller, RunState, Summary
+from hango.agent.report import SUMMARIZED, LeftOut, Report
+from hango.agent.state import INSPECT, AgentConfig, Caller, RunState, Summary
 from hango.agent.validate import safe_cut_points, validate_history
 from hango.messages import (
     Block,
@@ -173,14 +174,25 @@ def test_every_cut_is_valid_and_the_compacted_request_fits_the_window(case: Case
     if estimate_request(case.sendable.to_request()) <= budget:
         assert sent == case.sendable
         assert case.compactor.transcripts == []
+        assert sent.report == Report()
         return
     if not case.compactor.saved:
         assert not any(k > 0 for k in safe_cut_points([m.message for m in case.stored]))
-        assert sent == case.sendable
+        assert sent == case.sendable and sent.report.compacted is None
         return
     [(through, text)] = case.compactor.saved
     assert case.compactor.summary.startswith(text), "the summary is the answer, cut to fit at most"
     assert case.state.summary == Summary(through, text)
+    summarized = [m for m in case.draft.messages if m.part == SUMMARY or seq_of(m.part) <= through]
+    assert sent.report.compacted.through_seq == through and not sent.report.would_compact
+    assert sent.report.left_out == (
+        LeftOut(
+            "summarization",
+            SUMMARIZED,
+            tuple(m.part for m in summarized),
+            estimate_messages(m.message for m in summarized),
+        ),
+    )
     assert sent.messages[0] == summary_message(text)
     assert [m.part for m in sent.messages[1:]] == [m.part for m in case.stored if seq_of(m.part) > through]
     assert sent.system == case.sendable.system and sent.tools == case.sendable.tools
@@ -206,10 +218,12 @@ def test_the_summarizer_reads_exactly_the_messages_it_replaces(case: Case) -> No
 
 @settings(max_examples=50, deadline=None)
 @given(cases())
-def test_capture_only_reports_would_compact_and_calls_nothing(case: Case) -> None:
-    case.state.capture_only = True
+def test_an_inspect_reports_would_compact_and_calls_nothing(case: Case) -> None:
+    case.state.mode = INSPECT
     over = estimate_request(case.sendable.to_request()) > compact_at(case.state)
 
-    assert run(case) == case.sendable
-    assert case.state.would_compact is over
+    sent = run(case)
+
+    assert sent == case.sendable
+    assert sent.report == Report(would_compact=over)
     assert case.compactor.transcripts == [] and case.compactor.saved == []

@@ -18,6 +18,7 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_message
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.overrides import Override, Overrides, apply_messages
+from hango.agent.report import OVERRIDDEN, LeftOut
 from hango.agent.state import RunState
 from hango.agent.validate import validate_history
 from hango.messages import Response
@@ -60,5 +61,6 @@ class ContextOverridesMiddleware(Middleware):
             trace.get_current_span().add_event(names.EVENT_OVERRIDES_DROPPED, {"reason": problems[0].code})
             return call_next(draft)
         dropped = [m for m in draft.messages if state.overrides.excludes(m.part)]
-        state.excluded_tokens += sum(estimate_message(m.message) for m in dropped)
-        return call_next(draft.with_(messages=tuple(kept)))
+        tokens = sum(estimate_message(m.message) for m in dropped)
+        left_out = LeftOut(self.name, OVERRIDDEN, tuple(m.part for m in dropped), tokens)
+        return call_next(draft.with_(messages=tuple(kept), report=draft.report.leaving_out(left_out)))

@@ -40,7 +40,7 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         parent,
         agent=agent,
         history=[StoredMessage(1, Message("user", (TextBlock(description),)))],
-        purpose="subagent",
+        mode=parent.mode.calling("subagent"),
         compactor=None,
         summary=None,
         overrides=parent.overrides.agent_only(),

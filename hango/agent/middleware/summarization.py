@@ -3,7 +3,9 @@
 The plan (where to cut, the budget) is ``hango/agent/compaction.py``; this hook
 carries it out, and the validator checks the result before it is sent. The
 summary is stored in ``session_summaries``; stored messages are never deleted.
-In capture-only mode (inspect) it reports ``would_compact`` and calls nothing.
+In an inspect (``Mode.captures``), or without a compactor, it reports ``would_compact``
+on the draft and calls nothing; a compaction it makes is reported there too
+(``Draft.report``), with the messages it summarized.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import TYPE_CHECKING
 from hango.agent.chain import summary_message
 from hango.agent.compaction import Compaction, as_sent, compact_at, fit_summary, plan_compaction, render
 from hango.agent.draft import Draft
-from hango.agent.estimator import estimate_request
+from hango.agent.estimator import estimate_messages, estimate_request
 from hango.agent.middleware.base import Middleware, ModelHandler
+from hango.agent.report import SUMMARIZED, LeftOut
 from hango.agent.state import RunState, Summary
 from hango.agent.validate import is_valid
 from hango.messages import Response
@@ -32,12 +35,11 @@ class SummarizationMiddleware(Middleware):
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         budget = compact_at(state)
-        forced = state.compact_now and not state.capture_only
+        forced = state.mode.compacts_now
         if not forced and estimate_request(as_sent(draft, state).to_request()) <= budget:
             return call_next(draft)
-        if state.capture_only or state.compactor is None:
-            state.would_compact = True
-            return call_next(draft)
+        if state.mode.captures or state.compactor is None:
+            return call_next(draft.with_(report=draft.report.past_trigger()))
         plan = plan_compaction(draft, state, None if forced else budget, whole=forced)
         return call_next(draft if plan is None else self._compact(draft, state, plan))
 
@@ -53,6 +55,8 @@ class SummarizationMiddleware(Middleware):
         if not is_valid([m.message for m in kept]):
             return draft
         state.compactor.save(through, text)
-        state.summary = Summary(through, text)
-        state.compacted = plan
-        return draft.with_(messages=tuple(kept))
+        state.summary = Summary(through, text, state.mode.try_id)
+        summarized = plan.summarized
+        tokens = estimate_messages(m.message for m in summarized)
+        left_out = LeftOut(self.name, SUMMARIZED, tuple(m.part for m in summarized), tokens)
+        return draft.with_(messages=tuple(kept), report=draft.report.compacting(plan, left_out))

@@ -6,6 +6,8 @@ from __future__ import annotations
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_tool
 from hango.agent.middleware.base import Middleware, ModelHandler
+from hango.agent.parts import tool_part
+from hango.agent.report import OVERRIDDEN, LeftOut
 from hango.agent.state import AgentConfig, RunState
 from hango.messages import Response
 
@@ -37,5 +39,11 @@ class ToolAllowlistMiddleware(Middleware):
         excluded = [
             t for t in draft.tools if t.name in enabled_tools(state.agent, state) and t.name not in allowed
         ]
-        state.excluded_tokens += sum(estimate_tool(t) for t in excluded)
-        return call_next(draft.with_(tools=tuple(t for t in draft.tools if t.name in allowed)))
+        left_out = LeftOut(
+            self.name,
+            OVERRIDDEN,
+            tuple(tool_part(t.name) for t in excluded),
+            sum(estimate_tool(t) for t in excluded),
+        )
+        sent = tuple(t for t in draft.tools if t.name in allowed)
+        return call_next(draft.with_(tools=sent, report=draft.report.leaving_out(left_out)))

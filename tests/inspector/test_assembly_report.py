@@ -1,0 +1,67 @@
+"""The report one capture returns with its draft: what each slot left out of the call and why, and the
+compaction it made (``hango.agent.report``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+from hango.agent.assembly import capture, prepare_session
+from hango.agent.compactor import StoredCompactor
+from hango.agent.deps import Deps
+from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
+from hango.agent.overrides import Overrides
+from hango.agent.parts import SUMMARY, message_part, tool_part
+from hango.agent.report import OVERRIDDEN, SUMMARIZED, LeftOut
+from hango.agent.state import Caller
+from hango.store import TenantStore
+from tests.inspector.conftest import Lab, excluding
+from tests.inspector.test_compact import long_chat
+
+AGENT_PARTS, SESSION_PARTS = ("system:todo", "tool:grep"), ("message:1", "message:2")
+
+
+def test_a_capture_reports_what_each_slot_left_out_and_why_and_the_compaction_it_made(lab: Lab):
+    agent = lab.agent(context_window=1024)
+    session = lab.session(agent, long_chat())  # past the trigger
+    assert lab.put_agent(agent, excluding(*AGENT_PARTS)).status_code == 200
+    assert lab.put_session(session, excluding(*SESSION_PARTS)).status_code == 200
+    deps = Deps(lab.engine, lab.who.client.application.config["HANGO"])
+
+    with lab.engine.connect() as conn:
+        store = TenantStore(conn, lab.tenant_id)
+        prepared = prepare_session(deps, store, store.sessions.get(uuid.UUID(session)), Caller(None, None))
+        state = prepared.state
+        whole = prepared.chain.draft(dataclasses.replace(state, overrides=Overrides()))
+        state.compactor = StoredCompactor(deps, state)
+        sent = capture(prepared.chain, state)
+
+    report, through = sent.report, state.summary.through_seq
+    system = {b.part: b.block for b in whole.system}
+    tools = {tool_part(t.name): t for t in whole.tools}
+    messages = {m.part: m.message for m in whole.messages}
+    summarized = [message_part(seq) for seq in range(3, through + 1)]
+    assert report.left_out == (
+        LeftOut("chain", OVERRIDDEN, ("system:todo",), estimate_block(system["system:todo"])),
+        LeftOut(
+            "context_overrides",
+            OVERRIDDEN,
+            ("message:1", "message:2"),
+            estimate_message(messages["message:1"]) + estimate_message(messages["message:2"]),
+        ),
+        LeftOut(
+            "summarization",
+            SUMMARIZED,
+            tuple(summarized),
+            sum(estimate_message(messages[p]) for p in summarized),
+        ),
+        LeftOut("tool_allowlist", OVERRIDDEN, ("tool:grep",), estimate_tool(tools["tool:grep"])),
+    )
+    assert report.excluded_tokens == sum(e.tokens for e in report.left_out if e.by != "summarization")
+    assert report.compacted.through_seq == through and not report.would_compact
+    kept = (
+        {m.part for m in sent.messages}
+        | {b.part for b in sent.system}
+        | {tool_part(t.name) for t in sent.tools}
+    )
+    assert kept.isdisjoint([*AGENT_PARTS, *SESSION_PARTS, *summarized]) and SUMMARY in kept
