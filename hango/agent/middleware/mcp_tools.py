@@ -4,7 +4,8 @@ The run hook reads the attached servers with their stored tool lists (the chosen
 subset, or all) in one query: assembling a request, inspect included, never talks
 to a server. The model knows each tool as ``<server>__<tool>``, the inspector as the
 part ``tool:<server>/<tool>``; attached means enabled, and an override excludes
-one like any tool. Running one is ``tools/call`` on the server (``hango.mcp.calls``).
+one like any tool. Running one is ``tools/call`` on the server (``hango.mcp.calls``);
+a try's scratch turn calls no server, since nothing a server does is undone.
 """
 
 from __future__ import annotations
@@ -37,17 +38,18 @@ def server_tools(attached: list[Any]) -> dict[str, ServerTool]:
 
 
 def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolContext) -> str:
-    """``tools/call`` on the tool's server within the call deadline and what the run has left."""
-    config, server = ctx.deps.config, tool.server
-    timeout = ctx.state.time_left(config.mcp_call_timeout)
-    answer = calls.call_tool(
-        (ctx.state.tenant_id, server.id),
-        lambda: servers.target(server, config),
-        limits=Limits.from_config(config),
-        tool=tool.name,
-        arguments=arguments,
-        timeout=timeout,
+    """``tools/call`` on the tool's server within the call deadline and what the run has left; a cancel
+    stops the wait."""
+    config, server, state = ctx.deps.config, tool.server, ctx.state
+    if state.scratch:
+        raise ToolFailure(f"a try does not call MCP servers (what {server.name!r} does would be real)")
+    call = calls.ServerCall(
+        (state.tenant_id, server.id), lambda: servers.target(server, config), tool.name, arguments
     )
+    with state.steps.server_call() as stop:
+        answer = calls.call_tool(
+            call, Limits.from_config(config), state.time_left(config.mcp_call_timeout), stop
+        )
     if answer.is_error:
         raise ToolFailure(answer.text)
     return answer.text
