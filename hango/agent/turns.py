@@ -56,13 +56,16 @@ def tool_uses(message: Message) -> list[ToolUseBlock]:
 
 
 # what a tool event says of the MCP server that answers a call, and the span attribute of each
-SERVED_BY_SPAN = {"server": names.MCP_SERVER, "server_tool": names.MCP_TOOL}
+SERVED_BY_SPAN = {"server": names.MCP_SERVER, "server_id": names.MCP_SERVER_ID, "server_tool": names.MCP_TOOL}
 
 
 def served_by(state: RunState, name: str) -> dict[str, str]:
-    """The MCP server and its tool behind the model's tool ``name`` (nothing for a built-in tool)."""
+    """The MCP server (its name and id) and its tool behind the model's tool ``name``, which the run's
+    tool events keep: the server that answered each call (nothing for a built-in tool)."""
     tool = state.server_tools.get(name)
-    return {} if tool is None else {"server": tool.server.name, "server_tool": tool.name}
+    if tool is None:
+        return {}
+    return {"server": tool.server.name, "server_id": str(tool.server.id), "server_tool": tool.name}
 
 
 def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:

@@ -10,6 +10,7 @@ the tests read the results in the next request it receives.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import threading
@@ -127,28 +128,54 @@ def test_a_streamable_http_server_is_called_with_its_bearer_token(
     assert huge["is_error"] and "the answer passed 1,000,000 bytes" in huge["content"]
 
 
-def test_tool_events_and_spans_name_the_server_and_its_tool(
+def test_events_spans_audit_and_usage_name_the_server_and_its_tool_and_never_the_content(
     open_chat: OpenChat, fake: FakeProviderServer, engine: sa.Engine, spans
 ):
     chat = open_chat(MODEL, tools=("ls",))
-    attach(chat.who, chat.agent_id, "time", catalog="time")
+    server = attach(chat.who, chat.agent_id, "time", catalog="time")["id"]
 
-    tool_results(chat, fake, ("time__get_current_time", {"timezone": "UTC"}), ("ls", {"path": "/"}))
+    time_of, _ = tool_results(
+        chat, fake, ("time__get_current_time", {"timezone": "Asia/Kathmandu"}), ("ls", {"path": "/"})
+    )
 
+    assert "Asia/Kathmandu" in time_of["content"]  # the content the traces and the audit must not hold
     finished = [e.detail for e in run_events(chat, engine) if e.kind == "tool_finished"]
-    assert [(d["name"], d.get("server"), d.get("server_tool")) for d in finished] == [
-        ("time__get_current_time", "time", "get_current_time"),
-        ("ls", None, None),
+    assert [(d["name"], d.get("server"), d.get("server_id"), d.get("server_tool")) for d in finished] == [
+        ("time__get_current_time", "time", server, "get_current_time"),
+        ("ls", None, None, None),
     ]
+    finished_spans = spans()
     tool_spans = {
         s.attributes[names.GEN_AI_TOOL_NAME]: s.attributes
-        for s in spans()
+        for s in finished_spans
         if s.name.startswith("execute_tool")
     }
-    assert tool_spans["time__get_current_time"][names.MCP_SERVER] == "time"
-    assert tool_spans["time__get_current_time"][names.MCP_TOOL] == "get_current_time"
+    served = tool_spans["time__get_current_time"]
+    assert (served[names.MCP_SERVER], served[names.MCP_SERVER_ID], served[names.MCP_TOOL]) == (
+        "time",
+        server,
+        "get_current_time",
+    )
     assert names.MCP_SERVER not in tool_spans["ls"]
-    assert not any("Europe" in str(v) or "UTC" in str(v) for a in tool_spans.values() for v in a.values())
+    assert not any("Kathmandu" in str(v) for span in finished_spans for v in span.attributes.values())
+
+    [audited] = chat.who.get("/v1/audit", query_string={"action": "mcp_server.call"}).get_json()["items"]
+    assert (audited["object_type"], audited["object_id"]) == ("mcp_server", server)
+    assert audited["detail"]["server"] == "time" and audited["detail"]["tool"] == "get_current_time"
+    assert (audited["detail"]["outcome"], audited["detail"]["run_id"]) == ("ok", chat.runs()[-1]["id"])
+    assert "Kathmandu" not in json.dumps(audited)
+    usage = chat.who.get("/v1/usage").get_json()
+    assert usage["mcp_calls"] == [{"server": "time", "tool": "get_current_time", "calls": 1, "errors": 0}]
+
+
+def test_usage_counts_a_servers_error_results_per_tool(faults, fake: FakeProviderServer):
+    chat = faults("error")
+    tool_results(chat, fake, ("faults__fault", {}), ("faults__whoami", {}), ("faults__fault", {}))
+
+    assert chat.who.get("/v1/usage").get_json()["mcp_calls"] == [
+        {"server": "faults", "tool": "fault", "calls": 2, "errors": 2},
+        {"server": "faults", "tool": "whoami", "calls": 1, "errors": 0},
+    ]
 
 
 # -- one process per worker, tenant and server ------------------------------------------------
@@ -319,3 +346,5 @@ def test_a_cancel_stops_a_call_waiting_on_a_hanging_server(
     assert done[0].run.status == "cancelled"
     assert chat.messages() == []  # nothing of the run is stored: its user message goes with it
     assert len(fake.bodies(MESSAGES)) == 1  # the model never heard of the stopped call
+    [audited] = chat.who.get("/v1/audit", query_string={"action": "mcp_server.call"}).get_json()["items"]
+    assert (audited["detail"]["tool"], audited["detail"]["outcome"]) == ("fault", "cancelled")
