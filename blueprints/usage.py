@@ -1,4 +1,4 @@
-"""This month's token usage: ``GET /v1/usage``."""
+"""This month's token usage and MCP tool calls: ``GET /v1/usage``."""
 
 from __future__ import annotations
 
@@ -24,10 +24,21 @@ class UsageTotalSchema(Schema):
     cache_write_tokens = fields.Integer()
 
 
+class McpCallsSchema(Schema):
+    server = fields.String(metadata={"description": "the tenant's MCP server, by name"})
+    tool = fields.String(metadata={"description": "the tool's name on that server"})
+    calls = fields.Integer()
+    errors = fields.Integer(metadata={"description": "calls that gave the model an error result"})
+
+
 class UsageSchema(Schema):
     period_start = fields.DateTime()
     period_end = fields.DateTime()
     totals = fields.List(fields.Nested(UsageTotalSchema), metadata={"description": "per purpose and model"})
+    mcp_calls = fields.List(
+        fields.Nested(McpCallsSchema),
+        metadata={"description": "the runs' MCP tool calls per server and tool"},
+    )
     used_tokens = fields.Integer(metadata={"description": "input + output + cache read + cache write"})
     token_quota = fields.Integer(allow_none=True)
     quota_left = fields.Integer(
@@ -39,5 +50,6 @@ class UsageSchema(Schema):
 class Usage(MethodView):
     @blp.response(200, UsageSchema)
     def get(self) -> dict:
-        """This UTC calendar month's token totals per purpose and model, and the quota left."""
+        """This UTC calendar month's token totals per purpose and model, its MCP tool calls per server and
+        tool, and the quota left."""
         return tenancy.store().usage.this_month(dt.datetime.now(dt.UTC))

@@ -30,7 +30,11 @@ ACTIONS: tuple[str, ...] = (
     "mcp_server.refresh",
     "agent.mcp_attach",
     "agent.mcp_detach",
+    "mcp_server.call",
 )
+
+MCP_SERVER_CALL = "mcp_server.call"  # one tools/call of a run: server, tool, outcome, never content
+CALL_OK, CALL_ERROR, CALL_CANCELLED = "ok", "error", "cancelled"  # a call's ``outcome`` in its row
 
 
 def is_action(action: str) -> bool:

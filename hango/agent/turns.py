@@ -55,6 +55,19 @@ def tool_uses(message: Message) -> list[ToolUseBlock]:
     return [b for b in message.content if isinstance(b, ToolUseBlock)]
 
 
+# what a tool event says of the MCP server that answers a call, and the span attribute of each
+SERVED_BY_SPAN = {"server": names.MCP_SERVER, "server_id": names.MCP_SERVER_ID, "server_tool": names.MCP_TOOL}
+
+
+def served_by(state: RunState, name: str) -> dict[str, str]:
+    """The MCP server (its name and id) and its tool behind the model's tool ``name``, which the run's
+    tool events keep: the server that answered each call (nothing for a built-in tool)."""
+    tool = state.server_tools.get(name)
+    if tool is None:
+        return {}
+    return {"server": tool.server.name, "server_id": str(tool.server.id), "server_tool": tool.name}
+
+
 def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:
     """Run every tool call of an answer through the tool wrappers; one user message holds the results."""
     tools = chain.tools(state)
@@ -63,7 +76,9 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
     def execute(call: ToolCall) -> ToolResultBlock:
         tool = tools.get(call.use.name) if call.use.name in allowed else None
         span_name = names.SPAN_TOOL.format(name=call.use.name)
-        state.steps.emit(run_events.TOOL_STARTED, name=call.use.name, tool_use_id=call.use.id)
+        served = served_by(state, call.use.name) if tool is not None else {}
+        named = {"name": call.use.name, "tool_use_id": call.use.id, **served}
+        state.steps.emit(run_events.TOOL_STARTED, **named)
         clock = time.monotonic()
         with telemetry.tracer().start_as_current_span(span_name, record_exception=False) as span:
             result = run_tool(tool, call.use, ctx)
@@ -73,12 +88,12 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
                     names.GEN_AI_TOOL_NAME: call.use.name,
                     names.GEN_AI_TOOL_CALL_ID: call.use.id,
                     names.TOOL_ERROR: result.is_error,
+                    **{SERVED_BY_SPAN[key]: value for key, value in served.items()},
                 }
             )
         state.steps.emit(
             run_events.TOOL_FINISHED,
-            name=call.use.name,
-            tool_use_id=call.use.id,
+            **named,
             duration_ms=int((time.monotonic() - clock) * 1000),
             error=result.is_error,
         )

@@ -2,10 +2,11 @@
 
 The model's call to ``<server>__<tool>`` becomes ``tools/call`` on the connection
 this process holds for (tenant, server): opened (a stdio server's process started)
-at the first call, reused by the next ones, opened again once it died or missed a
-deadline, and never shared between two tenants, whose keys differ. The answer
-comes back as text the model can read, an error result when the server failed,
-and never longer than ``MAX_RESULT_CHARS``. ``close_all`` ends every connection
+at the first call, reused by the next ones, opened again once it broke (the
+process exited, an answer passed the cap or was not JSON-RPC), missed a deadline
+or was stopped by a cancel, and never shared between two tenants, whose keys
+differ. The answer comes back as text the model can read, an error result when
+the server failed, and never longer than ``MAX_RESULT_CHARS``. ``close_all`` ends every connection
 (a worker's shutdown).
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from mcp import types
 
-from hango.mcp.connection import Connection, Limits, NoAnswerInTime, PerProcess, ServerFailure, Target
+from hango.mcp.connection import Connection, Limits, PerProcess, ServerFailure, Stop, Stopped, Target
 
 MAX_RESULT_CHARS = 100_000  # what one tool result hands the model at most (the rest is cut, and said so)
 
@@ -73,26 +74,34 @@ class Pool:
 pool = PerProcess(Pool)  # this process's connections (a forked worker holds its own)
 
 
-def call_tool(
-    key: Key,
-    target: Callable[[], Target],
-    *,
-    limits: Limits,
-    tool: str,
-    arguments: dict[str, Any],
-    timeout: float,
-) -> Answer:
-    """Call ``tool`` on the server of ``key`` within ``timeout`` seconds; a failure is an error answer."""
+@dataclass(frozen=True)
+class ServerCall:
+    """One ``tools/call``: which tenant's server, how to reach it, the tool and its arguments."""
+
+    key: Key
+    target: Callable[[], Target]  # opened only when the process holds no live connection for ``key``
+    tool: str
+    arguments: dict[str, Any]
+
+
+def call_tool(call: ServerCall, limits: Limits, timeout: float, stop: Stop | None = None) -> Answer:
+    """Run ``call`` within ``timeout`` seconds; a server's failure is an error answer, a stopped call
+    raises ``Stopped`` (and its connection is not used again: the server may still be working on it)."""
     held = pool()
     try:
-        connection = held.connection(key, target, limits)
+        connection = held.connection(call.key, call.target, limits)
     except ServerFailure as exc:
         return Answer(str(exc), True)
     try:
-        result = connection.request(lambda session: session.call_tool(tool, arguments), timeout)
+        result = connection.request(
+            lambda session: session.call_tool(call.tool, call.arguments), timeout, stop
+        )
+    except Stopped:
+        held.drop(call.key, connection)
+        raise
     except ServerFailure as exc:
-        if isinstance(exc, NoAnswerInTime) or not connection.alive:
-            held.drop(key, connection)
+        if exc.broken:
+            held.drop(call.key, connection)
         return Answer(str(exc), True)
     return answer_of(result)
 

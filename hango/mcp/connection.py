@@ -12,6 +12,7 @@ per HTTP answer, and follows no redirect off the URL's origin (the SDK's rule).
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import math
 import os
@@ -25,19 +26,31 @@ import httpcore2
 import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED
 
 from hango.config import Config
 from hango.mcp.addresses import Network, RefusedAddress, check_endpoint_async, parse_url
 from hango.mcp.catalog import CatalogServer
+from hango.mcp.stdio import stdio_streams
 
 T = TypeVar("T")
 
 
 class ServerFailure(Exception):
-    """An MCP server could not be reached or did not answer properly; the message is safe to show."""
+    """An MCP server could not be reached or did not answer properly; the message is safe to show.
+
+    ``broken``: the connection is not to be used again (the next call opens a new one).
+    """
+
+    def __init__(self, message: str, broken: bool = True) -> None:
+        super().__init__(message)
+        self.broken = broken
+
+
+class Stopped(Exception):
+    """A cancel stopped the request before its answer came."""
 
 
 class AnswerTooLarge(ServerFailure):
@@ -104,11 +117,6 @@ def _start_portal() -> BlockingPortal:
 portal = PerProcess(_start_portal)  # this process's event loop thread for MCP work
 
 
-def run(work: Callable[[], Awaitable[T]]) -> T:
-    """Run ``work`` on the MCP loop and wait for its result (its own deadline bounds the wait)."""
-    return portal().call(work)
-
-
 # -- HTTP with a checked address and an answer cap --------------------------------------------
 
 
@@ -134,9 +142,10 @@ class _CappedStream(httpx2.AsyncByteStream):
         async for chunk in self.inner:
             self.read += len(chunk)
             if self.read > self.transport.cap:
-                # the SDK turns a broken stream into its own error: the transport remembers why
-                self.transport.too_large = True
-                raise AnswerTooLarge(f"the answer passed {self.transport.cap:,} bytes")
+                # the SDK turns a broken stream into its own error: the connection remembers why
+                reason = f"the answer passed {self.transport.cap:,} bytes"
+                self.transport.ended(reason)
+                raise AnswerTooLarge(reason)
             yield chunk
 
     async def aclose(self) -> None:
@@ -146,13 +155,12 @@ class _CappedStream(httpx2.AsyncByteStream):
 class _GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's transport on a pool pinned to ``address``, each answer's body capped at ``cap`` bytes."""
 
-    def __init__(self, address: str, cap: int) -> None:
+    def __init__(self, address: str, cap: int, ended: Callable[[str], None]) -> None:
         super().__init__()
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=httpx2.create_ssl_context(), network_backend=_PinnedBackend(address)
         )
-        self.cap = cap
-        self.too_large = False
+        self.cap, self.ended = cap, ended
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await super().handle_async_request(request)
@@ -170,9 +178,8 @@ async def _http_streams(stack: contextlib.AsyncExitStack, connection: Connection
         address = await check_endpoint_async(parse_url(target.url or ""), limits.allowed)
     except RefusedAddress as exc:
         raise ServerFailure(str(exc)) from None
-    connection.transport = _GuardedTransport(address, limits.max_answer_bytes)
     client = httpx2.AsyncClient(
-        transport=connection.transport,
+        transport=_GuardedTransport(address, limits.max_answer_bytes, connection.end),
         headers=target.headers,
         timeout=httpx2.Timeout(limits.call_timeout, connect=limits.connect_timeout),
     )
@@ -182,15 +189,36 @@ async def _http_streams(stack: contextlib.AsyncExitStack, connection: Connection
     return await stack.enter_async_context(streams)
 
 
-async def _stdio_streams(stack: contextlib.AsyncExitStack, target: Target):
-    command = target.command
+async def _stdio_streams(stack: contextlib.AsyncExitStack, connection: Connection):
+    command = connection.target.command
     assert command is not None
-    errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 - closed by the stack
-    parameters = StdioServerParameters(command=command.command, args=list(command.args), env=command.env)
-    return await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+    streams = stdio_streams(command, connection.limits.max_answer_bytes, connection.end)
+    return await stack.enter_async_context(streams)
 
 
 # -- a held session ---------------------------------------------------------------------------
+
+
+class Stop:
+    """A request a cancel may stop from another thread: its task on the loop is cancelled at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._future: concurrent.futures.Future | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            if self._future is not None:
+                self._future.cancel()
+
+    def watch(self, future: concurrent.futures.Future) -> None:
+        """``future`` is the request now in flight (one stopped before is cancelled at once)."""
+        with self._lock:
+            self._future = future
+            if self.stopped:
+                future.cancel()
 
 
 class Connection:
@@ -199,7 +227,7 @@ class Connection:
     def __init__(self, target: Target, limits: Limits) -> None:
         self.target, self.limits = target, limits
         self.session: ClientSession | None = None
-        self.transport: _GuardedTransport | None = None  # HTTP only
+        self.ended: str | None = None  # why the server's answers stopped, once its transport said so
         self._closed: anyio.Event | None = None
         self._done = False
 
@@ -214,8 +242,12 @@ class Connection:
             connection.close()
             raise ServerFailure(f"server {target.name!r} did not start within {limits.connect_timeout:g} s")
         if failure:
-            raise ServerFailure(f"server {target.name!r}: {describe(failure[0])}")
+            raise ServerFailure(f"server {target.name!r}: {connection.ended or describe(failure[0])}")
         return connection
+
+    def end(self, reason: str) -> None:
+        """The transport's word that the server's answers stopped, and why (the first reason stays)."""
+        self.ended = self.ended or reason
 
     async def _hold(self, ready: threading.Event, failure: list[BaseException]) -> None:
         self._closed = anyio.Event()
@@ -227,7 +259,7 @@ class Connection:
                     if self.target.url is not None:
                         read, write = await _http_streams(stack, self)
                     else:
-                        read, write = await _stdio_streams(stack, self.target)
+                        read, write = await _stdio_streams(stack, self)
                     session = ClientSession(read, write, read_timeout_seconds=self.limits.call_timeout)
                     self.session = await stack.enter_async_context(session)
                     await self.session.initialize()
@@ -246,13 +278,18 @@ class Connection:
 
     @property
     def alive(self) -> bool:
-        return self.session is not None and not self._done
+        return self.session is not None and not self._done and self.ended is None
 
-    def request(self, work: Callable[[ClientSession], Awaitable[T]], timeout: float | None = None) -> T:
-        """Send one request on the session under ``timeout`` (the call deadline when None); every
-        failure is a ServerFailure."""
+    def request(
+        self,
+        work: Callable[[ClientSession], Awaitable[T]],
+        timeout: float | None = None,
+        stop: Stop | None = None,
+    ) -> T:
+        """Send one request on the session under ``timeout`` (the call deadline when None); every failure
+        is a ServerFailure, a request ``stop`` stopped raises ``Stopped``."""
         session = self.session
-        if session is None or self._done:
+        if session is None or not self.alive:
             raise ServerFailure(f"server {self.target.name!r} is not running")
         deadline = self.limits.call_timeout if timeout is None else timeout
 
@@ -260,18 +297,24 @@ class Connection:
             with anyio.fail_after(deadline):
                 return await work(session)
 
+        future = portal().start_task_soon(bounded)
+        if stop is not None:
+            stop.watch(future)
         try:
-            return run(bounded)
-        except ServerFailure:
-            raise
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise Stopped() from None
         except TimeoutError:
             raise NoAnswerInTime(f"server {self.target.name!r}: no answer in time ({deadline:g} s)") from None
         except BaseException as failure:  # the server's fault, told to the caller
-            cause: BaseException = failure
-            if self.transport is not None and self.transport.too_large:
-                self.transport.too_large = False
-                cause = AnswerTooLarge(f"the answer passed {self.limits.max_answer_bytes:,} bytes")
-            raise ServerFailure(f"server {self.target.name!r}: {describe(cause, self.limits)}") from None
+            raise self._failure(failure) from None
+
+    def _failure(self, failure: BaseException) -> ServerFailure:
+        name = self.target.name
+        if isinstance(failure, MCPError) and failure.code != CONNECTION_CLOSED and self.ended is None:
+            # a JSON-RPC error answer: the server is well, the request was not
+            return ServerFailure(f"server {name!r}: {describe(failure)}", broken=False)
+        return ServerFailure(f"server {name!r}: {self.ended or describe(failure, self.limits)}")
 
     def close(self) -> None:
         """Stop the session (and a stdio server's process) without waiting for it to go."""

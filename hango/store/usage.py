@@ -7,7 +7,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hango.db.schema import tenants, usage_records
+from hango.audit import CALL_ERROR, MCP_SERVER_CALL
+from hango.db.schema import audit_log, tenants, usage_records
 from hango.store.base import Scoped, new_id
 
 # The recent calls of an agent and model whose median of reported ÷ estimated input is its calibration.
@@ -64,6 +65,25 @@ class Usage(Scoped):
         )
         return list(self.conn.execute(query).all())
 
+    def mcp_calls(self, start: dt.datetime, end: dt.datetime) -> list[sa.Row]:
+        """The runs' MCP tool calls in ``[start, end)`` per server and tool, with how many ended in an
+        error: counted from their audit rows (one index range of ``audit_log_action_idx``)."""
+        server, tool = audit_log.c.detail["server"].astext, audit_log.c.detail["tool"].astext
+        errors = sa.func.count().filter(audit_log.c.detail["outcome"].astext == CALL_ERROR)
+        query = (
+            sa.select(server.label("server"), tool.label("tool"), sa.func.count().label("calls"))
+            .add_columns(errors.label("errors"))
+            .where(
+                audit_log.c.tenant_id == self.tenant_id,
+                audit_log.c.action == MCP_SERVER_CALL,
+                audit_log.c.created_at >= start,
+                audit_log.c.created_at < end,
+            )
+            .group_by(server, tool)
+            .order_by(server, tool)
+        )
+        return list(self.conn.execute(query).all())
+
     def of_session(self, session_id: Any) -> list[sa.Row]:
         """Every call of the session: provider, model, time and tokens, grouped where they are equal.
 
@@ -90,7 +110,7 @@ class Usage(Scoped):
 
     def this_month(self, now: dt.datetime) -> dict[str, Any]:
         """``now``'s UTC calendar month: its bounds, its totals per purpose and model (``totals``), the
-        tokens they add up to, the tenant's quota and what is left of it (``quota_left``)."""
+        tokens they add up to, the runs' MCP tool calls per server and tool (``mcp_calls``), the tenant's quota and what is left of it (``quota_left``)."""
         start = month_start(now)
         end = next_month(start)
         totals = self.totals(start, end)
@@ -99,6 +119,7 @@ class Usage(Scoped):
             "period_start": start,
             "period_end": end,
             "totals": totals,
+            "mcp_calls": self.mcp_calls(start, end),
             "used_tokens": sum(getattr(row, name) for row in totals for name in TOKEN_COLUMNS),
             "token_quota": quota.token_quota,
             "quota_left": quota.left,

@@ -32,6 +32,9 @@ GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"  # content: on the tenant's opt-
 GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"  # content: on the tenant's opt-in only
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+MCP_SERVER = "hango.mcp.server"  # the tenant's MCP server that ran a tool call (its name)
+MCP_SERVER_ID = "hango.mcp.server.id"  # that server's id
+MCP_TOOL = "hango.mcp.tool"  # the tool's name on that server
 
 # messaging semantic conventions (a queued job, as its worker processes it)
 MESSAGING_SYSTEM = "messaging.system"

@@ -18,7 +18,7 @@ from tests.inspector.conftest import OFFLINE, Lab, assistant, by_id, excluding, 
 from tests.inspector.test_suggestions import answered, of_kind, suggestions
 from tests.ledger.helpers import diff, oldest_first
 from tests.support.clients import error_code
-from tests.support.mcp import BIN, TIME_TOOLS, attach_catalog_server, write_catalog
+from tests.support.mcp import BIN, TIME_TOOLS, attach, write_catalog
 
 GIT = "tool:git/*"
 CATALOG_TIME = {"command": str(BIN / "mcp-server-time")}
@@ -29,8 +29,8 @@ PARIS = ["--local-timezone", "Europe/Paris"]
 def agent(lab: Lab) -> str:
     """An agent with two built-in tools and the ``git`` and ``time`` servers attached."""
     agent = lab.agent(tools=["read_file", "ls"])
-    attach_catalog_server(lab.who, agent, "git", "git")
-    attach_catalog_server(lab.who, agent, "time", "time")
+    attach(lab.who, agent, "git", catalog="git")
+    attach(lab.who, agent, "time", catalog="time")
     return agent
 
 
@@ -176,8 +176,8 @@ def test_a_try_can_leave_a_server_out_for_one_call(lab: Lab, agent: str):
 def test_unused_tool_offers_a_server_none_of_whose_tools_was_called_as_one_exclusion(make_lab):
     lab = make_lab(suggest_tool_min_answers=3)
     agent = lab.agent(model=OFFLINE, tools=["ls"])
-    attach_catalog_server(lab.who, agent, "git", "git")
-    attach_catalog_server(lab.who, agent, "time", "time")
+    attach(lab.who, agent, "git", catalog="git")
+    attach(lab.who, agent, "time", catalog="time")
     history = [
         user("what time is it, and what is here?"),
         *answered("time__get_current_time", "12:00", timezone="UTC"),

@@ -11,21 +11,10 @@ from hango.agent.parts import kind_of, tool_name, tool_part
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import Chat
 from tests.runtime.conftest import OpenChat
-from tests.support.mcp import TIME_TOOLS
+from tests.support.mcp import TIME_TOOLS, attach
 
 TIME_PARTS = sorted(f"tool:time/{name}" for name in TIME_TOOLS)
 TIME_NAMES = sorted(f"time__{name}" for name in TIME_TOOLS)
-
-
-def attach(chat: Chat, name: str, catalog: str, tools: list[str] | None = None) -> dict[str, Any]:
-    """Register the catalog server ``catalog`` as ``name`` and attach it to the chat's agent."""
-    server = chat.who.post("/v1/mcp-servers", json={"name": name, "catalog": catalog})
-    assert server.status_code == 201, server.get_json()
-    attached = chat.who.put(
-        f"/v1/agents/{chat.agent_id}/mcp-servers/{server.get_json()['id']}", json={"tools": tools}
-    )
-    assert attached.status_code == 200, attached.get_json()
-    return attached.get_json()
 
 
 def inspected(chat: Chat) -> list[dict[str, Any]]:
@@ -47,7 +36,7 @@ def sent_tools(fake: FakeProviderServer) -> list[str]:
 def time_chat(open_chat: OpenChat) -> Chat:
     """An Anthropic agent with only ``read_file`` built in and the catalog's ``time`` server attached."""
     chat = open_chat("anthropic/claude-test", tools=("read_file",))
-    attach(chat, "time", "time")
+    attach(chat.who, chat.agent_id, "time", catalog="time")
     return chat
 
 
@@ -76,7 +65,7 @@ def test_inspect_reads_the_stored_list_without_starting_the_server(time_chat: Ch
 
 def test_a_chosen_subset_is_all_the_agent_gets_of_a_server(open_chat: OpenChat):
     chat = open_chat("offline/echo", tools=())
-    attach(chat, "time", "time", tools=["get_current_time"])
+    attach(chat.who, chat.agent_id, "time", ["get_current_time"], catalog="time")
     assert inspected_tools(chat) == ["tool:time/get_current_time"]
 
 
@@ -104,7 +93,7 @@ def test_no_built_in_tool_is_named_like_a_server_tool():
 
 def test_a_run_calls_the_servers_tool_and_the_model_reads_its_answer(open_chat: OpenChat):
     chat = open_chat("offline/echo", tools=())
-    attach(chat, "time", "time")
+    attach(chat.who, chat.agent_id, "time", catalog="time")
 
     answer = chat.say('What time is it?\n/tool time__get_current_time {"timezone": "Europe/Paris"}')
 

@@ -1,4 +1,5 @@
-"""The MCP servers of the tests: the reference stdio servers from PyPI in an operator catalog."""
+"""The MCP servers of the tests: the reference stdio servers from PyPI in an operator catalog, the fault
+servers of ``tests/fakes``, and attaching one to an agent through the API."""
 
 from __future__ import annotations
 
@@ -10,13 +11,22 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from hango.mcp.tool_lists import list_hash
+from tests.support.clients import As
 from tests.support.net import free_port, wait_until
 
 BIN = Path(sys.executable).parent  # the virtualenv's scripts: mcp-server-time, mcp-server-git
 REPO = Path(__file__).resolve().parents[2]
 TIME_TOOLS = ("convert_time", "get_current_time")
+FAULTS = ("hang", "exit", "huge", "long", "garbage", "error", "many")  # ``tests/fakes/mcp_stdio_faults.py``
+
+
+def fault_servers() -> dict[str, dict]:
+    """Catalog entries ``faults-<fault>``: the fault server of each fault, over stdio."""
+    script = str(REPO / "tests" / "fakes" / "mcp_stdio_faults.py")
+    return {f"faults-{fault}": {"command": sys.executable, "args": [script, fault]} for fault in FAULTS}
 
 
 def write_catalog(folder: Path, **more: dict) -> Path:
@@ -50,13 +60,14 @@ def _listening(port: int) -> bool:
         return True
 
 
-def attach_catalog_server(
-    who, agent_id: str, name: str, catalog: str, tools: list[str] | None = None
-) -> dict:
-    """Register the catalog server ``catalog`` as ``name`` (as ``who``) and attach it to the agent."""
-    server = who.post("/v1/mcp-servers", json={"name": name, "catalog": catalog})
-    assert server.status_code == 201, server.get_json()
-    attached = who.put(f"/v1/agents/{agent_id}/mcp-servers/{server.get_json()['id']}", json={"tools": tools})
+def attach(who: As, agent_id: str, name: str, tools: list[str] | None = None, **server: Any) -> dict:
+    """Register a server called ``name`` (``catalog=`` or ``url=`` and ``headers=``) and attach it to the
+    agent (its ``tools``, or all); the attached server as the API answers it."""
+    registered = who.post("/v1/mcp-servers", json={"name": name, **server})
+    assert registered.status_code == 201, registered.get_json()
+    attached = who.put(
+        f"/v1/agents/{agent_id}/mcp-servers/{registered.get_json()['id']}", json={"tools": tools}
+    )
     assert attached.status_code == 200, attached.get_json()
     return attached.get_json()
 

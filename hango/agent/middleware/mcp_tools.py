@@ -4,20 +4,24 @@ The run hook reads the attached servers with their stored tool lists (the chosen
 subset, or all) in one query: assembling a request, inspect included, never talks
 to a server. The model knows each tool as ``<server>__<tool>``, the inspector as the
 part ``tool:<server>/<tool>``; attached means enabled, and an override excludes
-one like any tool. Running one is ``tools/call`` on the server (``hango.mcp.calls``).
+one like any tool. Running one is ``tools/call`` on the server (``hango.mcp.calls``);
+a try's scratch turn calls no server, since nothing a server does is undone.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from hango.agent.middleware.base import Middleware
 from hango.agent.parts import server_tool_name
 from hango.agent.state import AgentConfig, RunState, ServerTool
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure
+from hango.audit import CALL_CANCELLED, CALL_ERROR, CALL_OK, MCP_SERVER_CALL
 from hango.mcp import calls, servers
 from hango.mcp.connection import Limits
 from hango.messages import ToolDef
+from hango.store import TenantStore
 
 if TYPE_CHECKING:
     from hango.agent.deps import RunContext
@@ -37,20 +41,49 @@ def server_tools(attached: list[Any]) -> dict[str, ServerTool]:
 
 
 def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolContext) -> str:
-    """``tools/call`` on the tool's server within the call deadline and what the run has left."""
-    config, server = ctx.deps.config, tool.server
-    timeout = ctx.state.time_left(config.mcp_call_timeout)
-    answer = calls.call_tool(
-        (ctx.state.tenant_id, server.id),
-        lambda: servers.target(server, config),
-        limits=Limits.from_config(config),
-        tool=tool.name,
-        arguments=arguments,
-        timeout=timeout,
+    """``tools/call`` on the tool's server within the call deadline and what the run has left; a cancel
+    stops the wait. Every call is audited, however it ended."""
+    config, server, state = ctx.deps.config, tool.server, ctx.state
+    if state.scratch:
+        raise ToolFailure(f"a try does not call MCP servers (what {server.name!r} does would be real)")
+    call = calls.ServerCall(
+        (state.tenant_id, server.id), lambda: servers.target(server, config), tool.name, arguments
     )
+    outcome, clock = CALL_CANCELLED, time.monotonic()
+    try:
+        with state.steps.server_call() as stop:
+            answer = calls.call_tool(
+                call, Limits.from_config(config), state.time_left(config.mcp_call_timeout), stop
+            )
+        outcome = CALL_ERROR if answer.is_error else CALL_OK
+    finally:
+        _audit(ctx, tool, outcome, int((time.monotonic() - clock) * 1000))
     if answer.is_error:
         raise ToolFailure(answer.text)
     return answer.text
+
+
+def _audit(ctx: ToolContext, tool: ServerTool, outcome: str, duration_ms: int) -> None:
+    """The ``mcp_server.call`` row, in its own transaction: a call acted on the server even when its turn
+    is rolled back. The server, the tool and how it ended; never the arguments or the answer."""
+    state = ctx.state
+    detail = {
+        "server": tool.server.name,
+        "tool": tool.name,
+        "outcome": outcome,
+        "duration_ms": duration_ms,
+        "run_id": str(state.run_id),
+        "session_id": str(state.session_id),
+    }
+    with ctx.deps.engine.begin() as conn:
+        TenantStore(conn, state.tenant_id).audit.record(
+            MCP_SERVER_CALL,
+            "mcp_server",
+            tool.server.id,
+            actor_user_id=state.caller.user_id,
+            api_key_id=state.caller.api_key_id,
+            detail=detail,
+        )
 
 
 class McpToolsMiddleware(Middleware):
