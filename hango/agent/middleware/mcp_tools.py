@@ -44,7 +44,7 @@ def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolConte
     """``tools/call`` on the tool's server within the call deadline and what the run has left; a cancel
     stops the wait. Every call is audited, however it ended."""
     config, server, state = ctx.deps.config, tool.server, ctx.state
-    if state.scratch:
+    if state.mode.try_id:
         raise ToolFailure(f"a try does not call MCP servers (what {server.name!r} does would be real)")
     call = calls.ServerCall(
         (state.tenant_id, server.id), lambda: servers.target(server, config), tool.name, arguments
