@@ -28,7 +28,6 @@ from hango.store import TenantStore
 from hango.telemetry import names
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-TOKEN_ORDER = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")  # as ``Tokens``
 
 
 @dataclass(frozen=True)
@@ -165,11 +164,7 @@ class Gateway:
 
     def _cost(self, model: str, usage: dict[str, Any], started: dt.datetime) -> str | None:
         """The call's price in USD at the rates in force when it started, as a decimal string (None: no price)."""
-        usd = (
-            prices_of(self.deps.config.prices)
-            .cost(model, Tokens(*(usage[n] for n in TOKEN_ORDER)), started)
-            .usd
-        )
+        usd = prices_of(self.deps.config.prices).cost(model, Tokens.of(usage), started).usd
         return None if usd is None else str(usd)
 
     def _judge(
@@ -244,7 +239,7 @@ class Gateway:
 
     def _part_costs(self, usage: dict[str, Any], sent: Sent) -> list[tuple[str, Any]]:
         """What each part cost on this call, at the prices in force when it started (None: no price)."""
-        tokens = Tokens(*(usage[name] for name in TOKEN_ORDER))
+        tokens = Tokens.of(usage)
         rates = prices_of(self.deps.config.prices).rates(sent.model, sent.started_at)
         costs = costs_by_part(rates, sent.call.parts, tokens)
         return [(part, cost) for part, cost in costs if not self._scratch_only(part)]
