@@ -29,7 +29,6 @@ from hango.store import TenantStore
 from hango.telemetry import names
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-TOKEN_ORDER = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")  # as ``Tokens``
 
 
 @dataclass(frozen=True)
@@ -171,9 +170,7 @@ class Gateway:
     def _cost(self, model: str, usage: dict[str, Any], started: dt.datetime) -> dict[str, str | None]:
         """The call's price in USD at the rates in force when it started: ``cost_usd``, a decimal string
         (None: no price), and ``cost_simulated_at``, the reference model of a simulated price."""
-        cost = prices_of(self.deps.config.prices).cost(
-            model, Tokens(*(usage[n] for n in TOKEN_ORDER)), started
-        )
+        cost = prices_of(self.deps.config.prices).cost(model, Tokens.of(usage), started)
         return {
             "cost_usd": None if cost.usd is None else str(cost.usd),
             "cost_simulated_at": cost.simulated_at,
@@ -266,7 +263,7 @@ class Gateway:
 
     def _part_costs(self, usage: dict[str, Any], sent: Sent) -> list[tuple[str, Any]]:
         """What each part cost on this call, at the prices in force when it started (None: no price)."""
-        tokens = Tokens(*(usage[name] for name in TOKEN_ORDER))
+        tokens = Tokens.of(usage)
         rates = prices_of(self.deps.config.prices).rates(sent.model, sent.started_at)
         costs = costs_by_part(rates, sent.call.parts, tokens)
         return [(part, cost) for part, cost in costs if not self._scratch_only(part)]

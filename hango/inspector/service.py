@@ -337,10 +337,6 @@ def cost(deps: Deps, store: TenantStore, session: Any) -> dict[str, Any]:
     return session_cost(store.usage.of_session(session.id), prices(deps))
 
 
-def _tokens_of(row: Any) -> Tokens:
-    return Tokens(row.input_tokens, row.cache_read_tokens, row.cache_write_tokens, row.output_tokens)
-
-
 def call_view(row: Any, table: Prices) -> dict[str, Any]:
     """One ledger row with its usage and cost, as the API shows it."""
     cache = {
@@ -357,7 +353,7 @@ def call_view(row: Any, table: Prices) -> dict[str, Any]:
         "estimated_input_tokens": row.estimated_input_tokens,
         "parts_count": row.parts_count,
         "cache": {**cache, **verdict_words(cache)},
-        "cost": table.cost(row.model, _tokens_of(row), row.started_at).as_dict(),
+        "cost": table.cost(row.model, Tokens.of(row._mapping), row.started_at).as_dict(),
     }
 
 
@@ -380,7 +376,7 @@ def _detail(
     call, previous = call_and_previous(store, session_id, call_id)
     parts = call_parts(call, assembly, previous)
     shares = part_costs(
-        table.rates(row.model, row.started_at), [p.tokens for p in call.parts], _tokens_of(row)
+        table.rates(row.model, row.started_at), [p.tokens for p in call.parts], Tokens.of(row._mapping)
     )
     so_far = store.part_costs.of(session_id, [p.part for p in call.parts])
     for part, cost in zip(parts, shares, strict=True):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from importlib.metadata import version
@@ -35,6 +35,10 @@ from hango.providers import SPECS, UnknownProvider, split_model
 TABLE = f"genai-prices {version('genai-prices')}"
 
 
+# The usage fields of a call (its usage dict, its stored rows) in ``Tokens``' order.
+TOKEN_FIELDS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+
+
 class Tokens(NamedTuple):
     """A call's tokens as hango reports them: input excludes the cache reads and writes."""
 
@@ -42,6 +46,11 @@ class Tokens(NamedTuple):
     cache_read: int
     cache_write: int
     output: int
+
+    @classmethod
+    def of(cls, usage: Mapping[str, int]) -> Tokens:
+        """The tokens of a usage record: a call's usage dict, or a stored row's ``_mapping``."""
+        return cls(*(usage[name] for name in TOKEN_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -206,7 +215,7 @@ def session_cost(rows: list[Any], prices: Prices) -> dict[str, Any]:
         model = f"{row.provider}/{row.model}"
         cost = prices.cost(
             model,
-            Tokens(row.input_tokens, row.cache_read_tokens, row.cache_write_tokens, row.output_tokens),
+            Tokens.of(row._mapping),
             row.at,
         )
         entry = by_model.setdefault(

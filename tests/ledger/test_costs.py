@@ -59,6 +59,11 @@ def test_a_calls_cost_is_genai_prices_figure_for_its_reported_usage(lab):
     assert call["cost"]["source"].startswith("genai-prices ") and call["cost"]["reason"] is None
 
 
+def test_a_usage_records_tokens_are_read_by_field_name_whatever_order_it_lists_them():
+    usage = {"output_tokens": 4, "cache_write_tokens": 3, "input_tokens": 1, "cache_read_tokens": 2}
+    assert Tokens.of(usage) == Tokens(input=1, cache_read=2, cache_write=3, output=4)
+
+
 def test_cache_reads_are_priced_at_the_cache_read_price_not_the_input_price():
     model = genai_prices.calc_price(
         genai_prices.Usage(input_tokens=1), "claude-sonnet-4-6", provider_id="anthropic"
