@@ -71,9 +71,11 @@ class PartSchema(Schema):
         fields.String(), required=True, metadata={"description": "the tools it defines, calls or answers"}
     )
     server = fields.String(
-        required=True,
         allow_none=True,
-        metadata={"description": "a tool part's MCP server (`tool:<server>/<tool>`); null for a built-in"},
+        metadata={
+            "description": "a tool part's MCP server (`tool:<server>/<tool>`); null for a built-in tool; "
+            "other parts have none"
+        },
     )
 
 

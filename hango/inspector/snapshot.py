@@ -61,7 +61,20 @@ class PartView:
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
     tools: tuple[str, ...] = ()  # the tools it defines, calls or answers
-    server: str | None = None  # a tool part's MCP server (``tool:<server>/…``); None for a built-in
+
+
+@dataclass
+class ToolView(PartView):
+    """A tool part's view: the only one that names an MCP server, so no message's answer carries it."""
+
+    server: str | None = None  # ``tool:<server>/…``'s server; None for a built-in
+
+
+def part_view(part: PartID, kind: str, **fields: Any) -> PartView:
+    """The view of ``part`` of ``kind``: a tool's names its server."""
+    if kind == "tool":
+        return ToolView(id=part, kind=kind, server=tool_server(part), **fields)
+    return PartView(id=part, kind=kind, **fields)
 
 
 @dataclass
@@ -170,9 +183,9 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
     shown, sent_tokens = sent if sent is not None else (text, tokens)
     cut = preview(shown)
     kind = kind_of(part)
-    return PartView(
-        id=part,
-        kind=kind,
+    return part_view(
+        part,
+        kind,
         target=target_of(part),
         label=label_of(part),
         preview=cut.text,
@@ -181,7 +194,6 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         included=sent is not None,
         original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
         tools=(tool_name(part),) if kind == "tool" else (),  # the name the model calls it by
-        server=tool_server(part) if kind == "tool" else None,
     )
 
 
@@ -247,9 +259,9 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
     for part in in_part_order(p for p in stale if p not in present):
         override = stale[part]
         kind = kind_of(part)
-        view = PartView(
-            id=part,
-            kind=kind,
+        view = part_view(
+            part,
+            kind,
             target=target_of(part),
             label=label_of(part),
             preview="",
@@ -259,7 +271,6 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
             override=override.action,
             paired=override.paired_from is not None,
             stale=True,
-            server=tool_server(part) if kind == "tool" else None,
         )
         groups[kind].append(view)
 
