@@ -17,6 +17,7 @@ token count of the body's length // 4, or of ``counter(body)`` when one is given
         server.hang(30, times=None)        # every call from now on waits 30 s
         server.garbage(path=MESSAGES)      # next /v1/messages gets 200 with a non-JSON body
         server.count(1234)                 # next count_tokens answers 1234
+        server.drop()                      # next call is read, then its connection closed unanswered
         provider = AnthropicProvider(server.settings())
         ...
         server.requests[-1].body           # what the SDK sent (parsed JSON)
@@ -27,11 +28,19 @@ way the real API rejects a broken history. Requests are recorded either way.
 
 ``cache`` (``tests.fakes.anthropic_cache.AnthropicCache``) gives every ``/v1/messages``
 answer the usage Anthropic's prompt cache would report for its body.
+
+``keep_alive=True`` serves HTTP/1.1 with keep-alive connections (the default is one
+request per connection); ``drop_reused=True`` with it reads the second request on each
+connection and closes the connection without a byte of answer, as a provider closing an
+idle connection just as a request goes out does. ``connections`` counts the connections
+accepted; every request is recorded, a dropped one too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,7 +76,7 @@ class Received:
 
 @dataclass
 class _Step:
-    kind: str  # "answer", "count", "hang", "fail" or "garbage"
+    kind: str  # "answer", "count", "hang", "fail", "garbage" or "drop"
     paths: frozenset[str] | None  # None: any path
     times: int | None  # None: every matching request from now on
     value: Any = None
@@ -88,9 +97,17 @@ class FakeProviderServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) with scripted answers."""
 
     def __init__(
-        self, validator: Validator | None = None, counter: Counter | None = None, cache: Any = None
+        self,
+        validator: Validator | None = None,
+        counter: Counter | None = None,
+        cache: Any = None,
+        keep_alive: bool = False,
+        drop_reused: bool = False,
     ) -> None:
         self.validator = validator
+        self.keep_alive, self.drop_reused = keep_alive, drop_reused
+        self.connections = 0
+        self._open: set[Any] = set()  # the sockets of the connections being served (shut on close)
         self.cache = cache
         self.counter = counter or _tokens
         self.requests: list[Received] = []
@@ -151,6 +168,10 @@ class FakeProviderServer:
         """Answer HTTP ``status`` with ``body``, or with the API's own error shape when None."""
         self._push(_Step("fail", _paths(path), times, value=body, status=status))
 
+    def drop(self, times: int | None = 1, path: str | None = None) -> None:
+        """Read the request, then close its connection without a byte of answer."""
+        self._push(_Step("drop", _paths(path), times))
+
     def garbage(self, times: int | None = 1, path: str | None = None) -> None:
         """Answer 200 with a JSON content type and a body that is not JSON."""
         self._push(_Step("garbage", _paths(path), times))
@@ -175,6 +196,10 @@ class FakeProviderServer:
             return
         self._closing.set()
         self._httpd.shutdown()
+        with self._lock:
+            for sock in self._open:  # an idle keep-alive connection would hold its handler thread
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
         self._httpd.server_close()
         self._thread.join()
 
@@ -203,7 +228,21 @@ class FakeProviderServer:
                     return step
         return None
 
-    def _handle(self, path: str, headers: dict[str, str], raw: bytes) -> _Exchange:
+    def _opened(self, sock: Any) -> None:
+        with self._lock:
+            self.connections += 1
+            self._open.add(sock)
+        if self._closing.is_set():
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _closed(self, sock: Any) -> None:
+        with self._lock:
+            self._open.discard(sock)
+
+    def _handle(self, path: str, headers: dict[str, str], raw: bytes, served: int = 0) -> _Exchange | None:
+        """The answer to one request (None: close the connection unanswered); ``served``: how many
+        requests its connection carried before."""
         if path not in ANSWER_PATHS | ANTHROPIC_PATHS:
             return _error(path, 404, "not_found_error", f"no route for POST {path}")
         try:
@@ -217,11 +256,15 @@ class FakeProviderServer:
         problem = self.validator(body) if self.validator else None
         if problem is not None:
             return _error(path, 400, "invalid_request_error", problem)
+        if self.drop_reused and served == 1:
+            return None
         return self._scripted(path, body)
 
-    def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange:
+    def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange | None:
         script = self._script
-        step = self._take(path, frozenset({"hang", "fail", "garbage"}))
+        step = self._take(path, frozenset({"hang", "fail", "garbage", "drop"}))
+        if step is not None and step.kind == "drop":
+            return None
         if step is not None and step.kind == "hang":
             self._closing.wait(step.seconds)
             if self._script != script:  # reset while it hung (an earlier test's): never take this script's
@@ -251,15 +294,31 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.0: one request per connection, so no idle keep-alive handler outlives a test.
+    # HTTP/1.0 (one request per connection) unless the server keeps connections alive; those are
+    # shut when it closes, so no idle keep-alive handler outlives a test.
     protocol_version = "HTTP/1.0"
     timeout = 30
     server: _HTTPServer
 
+    def setup(self) -> None:
+        super().setup()
+        self.served = 0
+        if self.server.fake.keep_alive:
+            self.protocol_version = "HTTP/1.1"
+        self.server.fake._opened(self.connection)
+
+    def finish(self) -> None:
+        self.server.fake._closed(self.connection)
+        super().finish()
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
-        exchange = self.server.fake._handle(self.path.split("?")[0], headers, raw)
+        exchange = self.server.fake._handle(self.path.split("?")[0], headers, raw, self.served)
+        self.served += 1
+        if exchange is None:
+            self.close_connection = True
+            return
         payload = exchange.body if isinstance(exchange.body, bytes) else json.dumps(exchange.body).encode()
         try:
             self.send_response(exchange.status)
