@@ -18,6 +18,7 @@ token count of the body's length // 4, or of ``counter(body)`` when one is given
         server.garbage(path=MESSAGES)      # next /v1/messages gets 200 with a non-JSON body
         server.count(1234)                 # next count_tokens answers 1234
         server.drop()                      # next call is read, then its connection closed unanswered
+        server.cut()                       # next call gets the start of a status line, then a close
         provider = AnthropicProvider(server.settings())
         ...
         server.requests[-1].body           # what the SDK sent (parsed JSON)
@@ -57,6 +58,7 @@ CHAT_COMPLETIONS = "/v1/chat/completions"
 ANSWER_PATHS = frozenset({MESSAGES, CHAT_COMPLETIONS})
 ANTHROPIC_PATHS = frozenset({MESSAGES, COUNT_TOKENS})
 DEFAULT_TEXT = "Hello from the fake provider."
+CUT = b"HTTP/1.1 20"  # an answer that began: the start of a status line
 GARBAGE = b'{"id": "msg_garbage", "content": [ this is not JSON'
 TEST_API_KEY = "sk-test-fake-provider-0123456789"
 
@@ -76,7 +78,7 @@ class Received:
 
 @dataclass
 class _Step:
-    kind: str  # "answer", "count", "hang", "fail", "garbage" or "drop"
+    kind: str  # "answer", "count", "hang", "fail", "garbage", "drop" or "cut"
     paths: frozenset[str] | None  # None: any path
     times: int | None  # None: every matching request from now on
     value: Any = None
@@ -172,6 +174,10 @@ class FakeProviderServer:
         """Read the request, then close its connection without a byte of answer."""
         self._push(_Step("drop", _paths(path), times))
 
+    def cut(self, times: int | None = 1, path: str | None = None) -> None:
+        """Read the request, send the first bytes of a status line, then close the connection."""
+        self._push(_Step("cut", _paths(path), times))
+
     def garbage(self, times: int | None = 1, path: str | None = None) -> None:
         """Answer 200 with a JSON content type and a body that is not JSON."""
         self._push(_Step("garbage", _paths(path), times))
@@ -240,9 +246,9 @@ class FakeProviderServer:
         with self._lock:
             self._open.discard(sock)
 
-    def _handle(self, path: str, headers: dict[str, str], raw: bytes, served: int = 0) -> _Exchange | None:
-        """The answer to one request (None: close the connection unanswered); ``served``: how many
-        requests its connection carried before."""
+    def _handle(self, path: str, headers: dict[str, str], raw: bytes, served: int = 0) -> _Exchange | bytes:
+        """The answer to one request (bytes: write them and close the connection, unanswered when
+        empty); ``served``: how many requests its connection carried before."""
         if path not in ANSWER_PATHS | ANTHROPIC_PATHS:
             return _error(path, 404, "not_found_error", f"no route for POST {path}")
         try:
@@ -257,14 +263,14 @@ class FakeProviderServer:
         if problem is not None:
             return _error(path, 400, "invalid_request_error", problem)
         if self.drop_reused and served == 1:
-            return None
+            return b""
         return self._scripted(path, body)
 
-    def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange | None:
+    def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange | bytes:
         script = self._script
-        step = self._take(path, frozenset({"hang", "fail", "garbage", "drop"}))
-        if step is not None and step.kind == "drop":
-            return None
+        step = self._take(path, frozenset({"hang", "fail", "garbage", "drop", "cut"}))
+        if step is not None and step.kind in ("drop", "cut"):
+            return b"" if step.kind == "drop" else CUT
         if step is not None and step.kind == "hang":
             self._closing.wait(step.seconds)
             if self._script != script:  # reset while it hung (an earlier test's): never take this script's
@@ -316,7 +322,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         exchange = self.server.fake._handle(self.path.split("?")[0], headers, raw, self.served)
         self.served += 1
-        if exchange is None:
+        if isinstance(exchange, bytes):
+            self.wfile.write(exchange)
             self.close_connection = True
             return
         payload = exchange.body if isinstance(exchange.body, bytes) else json.dumps(exchange.body).encode()
