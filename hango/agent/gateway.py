@@ -20,10 +20,11 @@ from hango.agent.ledger.simulated_cache import simulated_usage
 from hango.agent.ledger.verdict import Verdict, judge, provider_units, rules_for
 from hango.agent.parts import SUMMARY, is_scratch
 from hango.agent.state import SCRATCH_PURPOSE, RunState
+from hango.call_log import failed_call
 from hango.errors import QuotaExhausted
-from hango.messages import Response
-from hango.providers import SPECS, split_model
-from hango.providers.errors import ProviderTimeout
+from hango.messages import Request, Response
+from hango.providers import SPECS, Provider, split_model
+from hango.providers.errors import ProviderFailure, ProviderTimeout
 from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
@@ -141,8 +142,7 @@ class Gateway:
             timeout = self.state.time_left(self.timeout)  # never past the run's deadline
             if timeout <= 0:  # spent before the call (a loaded worker): an SDK given 0 s fails otherwise
                 raise ProviderTimeout(f"{provider.name} did not answer in time", {"provider": provider.name})
-            with self.state.steps.model_call():  # a cancel hangs the call up
-                response = provider.complete(replace(request, model=bare), timeout=timeout)
+            response = self._complete(provider, replace(request, model=bare), timeout)
             if call is not None and SPECS[provider.name].simulates is not None:
                 response = self._simulated(response, call, started, provider.name, bare)
             chat_span.finish(span, self.state, response)
@@ -166,6 +166,23 @@ class Gateway:
             cache=verdict.as_dict() if verdict is not None else None,
         )
         return response
+
+    def _complete(self, provider: Provider, request: Request, timeout: float) -> Response:
+        """One provider call, hung up by a cancel; a failed one is logged with why (``hango.call_log``)."""
+        try:
+            with self.state.steps.model_call():
+                return provider.complete(request, timeout=timeout)
+        except ProviderFailure as exc:  # a hung-up call ends ``Cancelled``: no failure to tell
+            details = exc.details
+            failed_call(
+                "provider",
+                provider.name,
+                self.state.run_id,
+                exc,
+                host=details.get("host"),
+                attempt=details.get("attempt"),
+            )
+            raise
 
     def _cost(self, model: str, usage: dict[str, Any], started: dt.datetime) -> dict[str, str | None]:
         """The call's price in USD at the rates in force when it started: ``cost_usd``, a decimal string

@@ -30,10 +30,12 @@ Key = tuple[uuid.UUID, uuid.UUID]  # (tenant, server)
 
 @dataclass(frozen=True)
 class Answer:
-    """What the model receives of one call: the text, and whether it is an error result."""
+    """What the model receives of one call: the text, and whether it is an error result; ``failure``,
+    the server's failure behind an error answer, is for the log (``hango.call_log``), not the model."""
 
     text: str
     is_error: bool
+    failure: ServerFailure | None = None
 
 
 class Pool:
@@ -91,7 +93,7 @@ def call_tool(call: ServerCall, limits: Limits, timeout: float, stop: Stop | Non
     try:
         connection = held.connection(call.key, call.target, limits)
     except ServerFailure as exc:
-        return Answer(str(exc), True)
+        return Answer(str(exc), True, exc)
     try:
         result = connection.request(
             lambda session: session.call_tool(call.tool, call.arguments), timeout, stop
@@ -102,7 +104,7 @@ def call_tool(call: ServerCall, limits: Limits, timeout: float, stop: Stop | Non
     except ServerFailure as exc:
         if exc.broken:
             held.drop(call.key, connection)
-        return Answer(str(exc), True)
+        return Answer(str(exc), True, exc)
     return answer_of(result)
 
 

@@ -24,6 +24,7 @@ from hango.messages import (
 from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
 from hango.providers.hangup import hangs_up
+from hango.providers.resend import resends
 
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -45,23 +46,22 @@ class AnthropicProvider:
                 base_url=settings.anthropic_base_url,
                 timeout=settings.timeout,
                 max_retries=0,
-                http_client=hangs_up(
-                    anthropic.DefaultHttpxClient(timeout=settings.timeout)
-                ),  # a cancel hangs up
+                # a cancel hangs up; a request a closed keep-alive connection dropped is sent once more
+                http_client=resends(hangs_up(anthropic.DefaultHttpxClient(timeout=settings.timeout))),
                 open_telemetry=False,
             )
 
     def complete(self, request: Request, *, timeout: float | None = None) -> Response:
         """Send ``request`` to the Messages API and return the canonical answer."""
         client = self._sdk()
-        with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key):
+        with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key, client.base_url):
             answer = client.messages.create(**wire_body(request), timeout=self._timeout(timeout))
             return parse_message(answer)
 
     def count_tokens(self, request: Request, *, timeout: float | None = None) -> int | None:
         """The API's count of the input tokens ``request`` would use."""
         client = self._sdk()
-        with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key):
+        with sdk_errors(self.name, anthropic, self._settings.anthropic_api_key, client.base_url):
             counted = client.messages.count_tokens(**request_payload(request), timeout=self._timeout(timeout))
             return int(counted.input_tokens)
 

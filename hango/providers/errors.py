@@ -17,8 +17,11 @@ so callers tell it apart by class; ``ProviderFailure`` catches both::
      └── ProviderTimeout
 
 ``details`` is a JSON-safe dict for the error envelope, e.g.
-``{"provider": "anthropic", "status": 400, "provider_message": "..."}``. It never
-holds the API key: ``sdk_errors`` redacts the key from whatever the provider said.
+``{"provider": "anthropic", "host": "api.anthropic.com", "attempt": 1, "status": 400,
+"provider_message": "..."}``: ``host`` (the base URL's host and port) tells a wrong base
+URL from a flaky network, ``attempt`` says whether the request was sent once more
+(``hango.providers.resend``). It never holds the API key: ``sdk_errors`` redacts the key
+from whatever the provider said.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from hango.call_log import host_of
 from hango.errors import BadGateway, GatewayTimeout, HangoError
+from hango.providers.resend import attempt_of
 
 _MESSAGE_LIMIT = 500
 _REDACTED = "[redacted]"
@@ -71,7 +76,7 @@ def redact(text: str, secret: str | None) -> str:
 
 
 @contextmanager
-def sdk_errors(provider: str, sdk: ModuleType, secret: str | None) -> Iterator[None]:
+def sdk_errors(provider: str, sdk: ModuleType, secret: str | None, base_url: object) -> Iterator[None]:
     """Turn the errors of an official SDK (``anthropic`` or ``openai``) into ``ProviderError``.
 
     Both SDKs share the names used here: ``APITimeoutError``, ``APIStatusError``
@@ -80,18 +85,24 @@ def sdk_errors(provider: str, sdk: ModuleType, secret: str | None) -> Iterator[N
     the SDKs do not validate answers, so it surfaces as a ``ValueError``,
     ``TypeError``, ``AttributeError`` or ``KeyError`` from decoding or converting it.
     """
+    where = {"provider": provider, "host": host_of(base_url)}
     try:
         yield
     except sdk.APITimeoutError as exc:
-        raise ProviderTimeout(f"{provider} did not answer in time", {"provider": provider}) from exc
+        details: dict[str, Any] = {**where, "attempt": attempt_of(exc.request)}
+        raise ProviderTimeout(f"{provider} did not answer in time", details) from exc
     except sdk.APIStatusError as exc:
-        details: dict[str, Any] = {"provider": provider, "status": exc.status_code}
+        details = {**where, "attempt": attempt_of(exc.request), "status": exc.status_code}
         message = provider_message(exc.body)
         if message is not None:
             details["provider_message"] = redact(message, secret)
         raise ProviderError(f"{provider} answered HTTP {exc.status_code}", details) from exc
     except sdk.APIError as exc:
-        details = {"provider": provider, "provider_message": redact(exc.message, secret)}
+        details = {
+            **where,
+            "attempt": attempt_of(exc.request),
+            "provider_message": redact(exc.message, secret),
+        }
         raise ProviderError(f"{provider} call failed", details) from exc
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        raise ProviderError(f"{provider} sent an unreadable answer", {"provider": provider}) from exc
+        raise ProviderError(f"{provider} sent an unreadable answer", where) from exc

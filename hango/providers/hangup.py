@@ -11,6 +11,11 @@ thread) shuts that socket down, and any the call touches afterwards. The call th
 fails with a connection error, which the caller, seeing ``hung_up``, reports as a
 cancel. Only the socket a call is using at that moment is ever touched: a pooled
 connection idle or used by another run's call is left alone.
+
+The same streams note, for the request being sent (``Exchange``, set by ``exchanging``),
+whether the connection it is written to had answered an earlier request and whether any
+answer byte came back: what ``hango.providers.resend`` needs to know that a request is
+safe to send once more.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import httpcore2
 import httpx2
 
 _current: ContextVar[Hangup | None] = ContextVar("hango_model_call", default=None)
+_exchange: ContextVar[Exchange | None] = ContextVar("hango_exchange", default=None)
 
 
 class Hangup:
@@ -57,14 +63,37 @@ class Hangup:
                 self._socket = None
 
 
-@contextlib.contextmanager
-def calling(call: Hangup) -> Iterator[None]:
+def calling(call: Hangup) -> contextlib.AbstractContextManager[None]:
     """The provider call made in this block (on this thread) is ``call``."""
-    token = _current.set(call)
+    return _holding(_current, call)
+
+
+def current_call() -> Hangup | None:
+    """The model call made on this thread now, if a cancel may hang it up."""
+    return _current.get()
+
+
+class Exchange:
+    """One sending of a request: what its connection had done before, and whether an answer began."""
+
+    def __init__(self, fresh_only: bool = False) -> None:
+        self.fresh_only = fresh_only  # a connection that answered before is not to carry it
+        self.reused: bool | None = None  # its connection had answered an earlier request (None: not written)
+        self.answered = False  # at least one byte of an answer was read
+
+
+def exchanging(exchange: Exchange) -> contextlib.AbstractContextManager[None]:
+    """The request sent in this block (on this thread) is ``exchange``."""
+    return _holding(_exchange, exchange)
+
+
+@contextlib.contextmanager
+def _holding(var: ContextVar[Any], value: object) -> Iterator[None]:
+    token = var.set(value)
     try:
         yield
     finally:
-        _current.reset(token)
+        var.reset(token)
 
 
 def _shut(sock: socket.socket) -> None:
@@ -79,6 +108,7 @@ class _Stream(httpcore2.NetworkStream):
 
     def __init__(self, inner: httpcore2.NetworkStream) -> None:
         self._inner = inner
+        self._answered = False  # an answer byte came on this connection (it served a request)
 
     def _watched(self) -> contextlib.AbstractContextManager[None]:
         call, sock = _current.get(), self._inner.get_extra_info("socket")
@@ -86,9 +116,17 @@ class _Stream(httpcore2.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         with self._watched():
-            return self._inner.read(max_bytes, timeout)
+            data = self._inner.read(max_bytes, timeout)
+        exchange = _exchange.get()
+        if data and exchange is not None:
+            exchange.answered = True
+        self._answered = self._answered or bool(data)
+        return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        exchange = _exchange.get()
+        if exchange is not None and exchange.reused is None:
+            exchange.reused = self._answered
         with self._watched():
             self._inner.write(buffer, timeout)
 
@@ -99,6 +137,14 @@ class _Stream(httpcore2.NetworkStream):
         return _Stream(self._inner.start_tls(*args, **kwargs))
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable" and self._answered:
+            # httpcore asks this of its idle connections before reusing one, and closes a readable one
+            # (a peer's close is what makes an idle connection readable). A request to be sent on a new
+            # connection says so: the idle connections it meets are closed, as likely closed by the peer
+            # as the one that dropped it, and a new one is opened.
+            exchange = _exchange.get()
+            if exchange is not None and exchange.fresh_only:
+                return True
         return self._inner.get_extra_info(info)
 
 

@@ -39,6 +39,7 @@ from hango.messages import (
 from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
 from hango.providers.hangup import hangs_up
+from hango.providers.resend import resends
 
 # Local compatible servers need no key, but the SDK refuses to start without one.
 _NO_KEY = "no-key"
@@ -62,13 +63,14 @@ class OpenAIProvider:
             base_url=settings.openai_base_url,
             timeout=settings.timeout,
             max_retries=0,
-            http_client=hangs_up(openai.DefaultHttpxClient(timeout=settings.timeout)),  # a cancel hangs up
+            # a cancel hangs up; a request a closed keep-alive connection dropped is sent once more
+            http_client=resends(hangs_up(openai.DefaultHttpxClient(timeout=settings.timeout))),
         )
 
     def complete(self, request: Request, *, timeout: float | None = None) -> Response:
         """Send ``request`` as a chat completion and return the canonical answer."""
         timeout = self._settings.timeout if timeout is None else timeout
-        with sdk_errors(self.name, openai, self._settings.openai_api_key):
+        with sdk_errors(self.name, openai, self._settings.openai_api_key, self._client.base_url):
             answer = self._client.chat.completions.create(**wire_body(request), timeout=timeout)
             return parse_completion(answer)
 

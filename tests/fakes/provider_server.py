@@ -17,6 +17,8 @@ token count of the body's length // 4, or of ``counter(body)`` when one is given
         server.hang(30, times=None)        # every call from now on waits 30 s
         server.garbage(path=MESSAGES)      # next /v1/messages gets 200 with a non-JSON body
         server.count(1234)                 # next count_tokens answers 1234
+        server.drop()                      # next call is read, then its connection closed unanswered
+        server.cut()                       # next call gets the start of a status line, then a close
         provider = AnthropicProvider(server.settings())
         ...
         server.requests[-1].body           # what the SDK sent (parsed JSON)
@@ -27,11 +29,19 @@ way the real API rejects a broken history. Requests are recorded either way.
 
 ``cache`` (``tests.fakes.anthropic_cache.AnthropicCache``) gives every ``/v1/messages``
 answer the usage Anthropic's prompt cache would report for its body.
+
+``keep_alive=True`` serves HTTP/1.1 with keep-alive connections (the default is one
+request per connection); ``drop_reused=True`` with it reads the second request on each
+connection and closes the connection without a byte of answer, as a provider closing an
+idle connection just as a request goes out does. ``connections`` counts the connections
+accepted; every request is recorded, a dropped one too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +58,7 @@ CHAT_COMPLETIONS = "/v1/chat/completions"
 ANSWER_PATHS = frozenset({MESSAGES, CHAT_COMPLETIONS})
 ANTHROPIC_PATHS = frozenset({MESSAGES, COUNT_TOKENS})
 DEFAULT_TEXT = "Hello from the fake provider."
+CUT = b"HTTP/1.1 20"  # an answer that began: the start of a status line
 GARBAGE = b'{"id": "msg_garbage", "content": [ this is not JSON'
 TEST_API_KEY = "sk-test-fake-provider-0123456789"
 
@@ -67,7 +78,7 @@ class Received:
 
 @dataclass
 class _Step:
-    kind: str  # "answer", "count", "hang", "fail" or "garbage"
+    kind: str  # "answer", "count", "hang", "fail", "garbage", "drop" or "cut"
     paths: frozenset[str] | None  # None: any path
     times: int | None  # None: every matching request from now on
     value: Any = None
@@ -88,9 +99,17 @@ class FakeProviderServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) with scripted answers."""
 
     def __init__(
-        self, validator: Validator | None = None, counter: Counter | None = None, cache: Any = None
+        self,
+        validator: Validator | None = None,
+        counter: Counter | None = None,
+        cache: Any = None,
+        keep_alive: bool = False,
+        drop_reused: bool = False,
     ) -> None:
         self.validator = validator
+        self.keep_alive, self.drop_reused = keep_alive, drop_reused
+        self.connections = 0
+        self._open: set[Any] = set()  # the sockets of the connections being served (shut on close)
         self.cache = cache
         self.counter = counter or _tokens
         self.requests: list[Received] = []
@@ -151,6 +170,14 @@ class FakeProviderServer:
         """Answer HTTP ``status`` with ``body``, or with the API's own error shape when None."""
         self._push(_Step("fail", _paths(path), times, value=body, status=status))
 
+    def drop(self, times: int | None = 1, path: str | None = None) -> None:
+        """Read the request, then close its connection without a byte of answer."""
+        self._push(_Step("drop", _paths(path), times))
+
+    def cut(self, times: int | None = 1, path: str | None = None) -> None:
+        """Read the request, send the first bytes of a status line, then close the connection."""
+        self._push(_Step("cut", _paths(path), times))
+
     def garbage(self, times: int | None = 1, path: str | None = None) -> None:
         """Answer 200 with a JSON content type and a body that is not JSON."""
         self._push(_Step("garbage", _paths(path), times))
@@ -175,6 +202,10 @@ class FakeProviderServer:
             return
         self._closing.set()
         self._httpd.shutdown()
+        with self._lock:
+            for sock in self._open:  # an idle keep-alive connection would hold its handler thread
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
         self._httpd.server_close()
         self._thread.join()
 
@@ -203,7 +234,21 @@ class FakeProviderServer:
                     return step
         return None
 
-    def _handle(self, path: str, headers: dict[str, str], raw: bytes) -> _Exchange:
+    def _opened(self, sock: Any) -> None:
+        with self._lock:
+            self.connections += 1
+            self._open.add(sock)
+        if self._closing.is_set():
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _closed(self, sock: Any) -> None:
+        with self._lock:
+            self._open.discard(sock)
+
+    def _handle(self, path: str, headers: dict[str, str], raw: bytes, served: int = 0) -> _Exchange | bytes:
+        """The answer to one request (bytes: write them and close the connection, unanswered when
+        empty); ``served``: how many requests its connection carried before."""
         if path not in ANSWER_PATHS | ANTHROPIC_PATHS:
             return _error(path, 404, "not_found_error", f"no route for POST {path}")
         try:
@@ -217,11 +262,15 @@ class FakeProviderServer:
         problem = self.validator(body) if self.validator else None
         if problem is not None:
             return _error(path, 400, "invalid_request_error", problem)
+        if self.drop_reused and served == 1:
+            return b""
         return self._scripted(path, body)
 
-    def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange:
+    def _scripted(self, path: str, body: dict[str, Any]) -> _Exchange | bytes:
         script = self._script
-        step = self._take(path, frozenset({"hang", "fail", "garbage"}))
+        step = self._take(path, frozenset({"hang", "fail", "garbage", "drop", "cut"}))
+        if step is not None and step.kind in ("drop", "cut"):
+            return b"" if step.kind == "drop" else CUT
         if step is not None and step.kind == "hang":
             self._closing.wait(step.seconds)
             if self._script != script:  # reset while it hung (an earlier test's): never take this script's
@@ -251,15 +300,32 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.0: one request per connection, so no idle keep-alive handler outlives a test.
+    # HTTP/1.0 (one request per connection) unless the server keeps connections alive; those are
+    # shut when it closes, so no idle keep-alive handler outlives a test.
     protocol_version = "HTTP/1.0"
     timeout = 30
     server: _HTTPServer
 
+    def setup(self) -> None:
+        super().setup()
+        self.served = 0
+        if self.server.fake.keep_alive:
+            self.protocol_version = "HTTP/1.1"
+        self.server.fake._opened(self.connection)
+
+    def finish(self) -> None:
+        self.server.fake._closed(self.connection)
+        super().finish()
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
-        exchange = self.server.fake._handle(self.path.split("?")[0], headers, raw)
+        exchange = self.server.fake._handle(self.path.split("?")[0], headers, raw, self.served)
+        self.served += 1
+        if isinstance(exchange, bytes):
+            self.wfile.write(exchange)
+            self.close_connection = True
+            return
         payload = exchange.body if isinstance(exchange.body, bytes) else json.dumps(exchange.body).encode()
         try:
             self.send_response(exchange.status)

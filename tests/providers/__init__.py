@@ -83,7 +83,13 @@ class ErrorContract:
         error = raised_by(lambda: provider.complete(request()))
 
         assert type(error) is ProviderError
-        assert error.details == {"provider": self.name, "status": status, "provider_message": "model is sad"}
+        assert error.details == {
+            "provider": self.name,
+            "host": server.url.removeprefix("http://"),  # where it failed: a wrong base URL shows here
+            "attempt": 1,
+            "status": status,
+            "provider_message": "model is sad",
+        }
 
     @pytest.mark.parametrize("wrong", ["garbage", "shape"])
     def test_an_unreadable_answer_is_a_provider_error(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import subprocess
 import threading
@@ -40,6 +41,7 @@ MODEL = "anthropic/claude-test"
 TOKEN = "tok-5d1e9a7c3b8f4e2a6c0d"
 KEY = "k" * 40
 Call = tuple[str, dict[str, Any]]
+CANARY = "a message no log may quote 9c41"
 
 
 @pytest.fixture
@@ -281,6 +283,25 @@ def test_an_answer_that_is_not_json_rpc_ends_the_call_at_once(faults, fake: Fake
     chat = faults("garbage", mcp_call_timeout=600)
     [garbage] = tool_results(chat, fake, ("faults__fault", {}))
     assert garbage["is_error"] and "not JSON-RPC" in garbage["content"], garbage
+
+
+def test_a_failed_mcp_call_says_why(faults, fake: FakeProviderServer, caplog: pytest.LogCaptureFixture):
+    """One WARNING with the failure, the server, where it runs, the run and the attempt; no content."""
+    chat = faults("garbage", mcp_call_timeout=600)
+    caplog.set_level(logging.WARNING, logger="hango.calls")
+    fake.reply(tool_call("toolu_1", "faults__fault", {"note": CANARY}), "Done.")
+
+    assert chat.say(CANARY).status_code == 201
+
+    [record] = [r for r in caplog.records if r.name == "hango.calls"]
+    run_id = chat.runs()[-1]["id"]
+    assert record.levelno == logging.WARNING
+    assert (record.call_kind, record.call_target, record.call_host) == ("mcp", "faults", "stdio")
+    assert (record.run_id, record.attempt) == (run_id, 1)
+    said = record.getMessage()
+    assert said.startswith(f"mcp call failed: faults host=stdio run={run_id} attempt=1: ServerFailure: ")
+    assert "not JSON-RPC" in said
+    assert CANARY not in caplog.text
 
 
 def test_an_is_error_result_reaches_the_model_as_an_error_result(faults, fake: FakeProviderServer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from tests.support.clients import error_code
 # and the run then ended ``run_timeout`` before the call that was to time out).
 RUN_TIMEOUT = 5
 TIMEOUT_BOUND = 20.0
+CANARY = "a message no log may quote 7f3e"
 
 
 def _anthropic_results(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -105,9 +107,42 @@ def test_provider_error_is_502_with_its_message(chat: Chat, fake: FakeProviderSe
     details = response.get_json()["error"]["details"]
     assert details == {
         "provider": wire.model.partition("/")[0],
+        "host": fake.url.removeprefix("http://"),
+        "attempt": 1,
         "status": 500,
         "provider_message": "the model is overloaded",
     }
+
+
+@pytest.mark.parametrize("failure", ["dropped", "refused"])
+def test_a_failed_provider_call_says_why(
+    chat: Chat, fake: FakeProviderServer, wire: Wire, caplog: pytest.LogCaptureFixture, failure: str
+) -> None:
+    """A dropped connection (a flaky network) and a refused one (a wrong base URL, nothing listening)
+    each leave one WARNING with the exception chain, the provider, host, run and attempt; no content."""
+    host = fake.url.removeprefix("http://")
+    fake.drop() if failure == "dropped" else fake.close()
+    caplog.set_level(logging.WARNING, logger="hango.calls")
+
+    response = chat.say(CANARY)
+
+    assert response.status_code == 502
+    run = chat.runs()[-1]
+    assert run["error"]["details"]["host"] == host  # stored with the run
+    [record] = [r for r in caplog.records if r.name == "hango.calls"]
+    provider = wire.model.partition("/")[0]
+    assert record.levelno == logging.WARNING
+    assert (record.call_kind, record.call_target, record.call_host) == ("provider", provider, host)
+    assert (record.run_id, record.attempt) == (run["id"], 1)
+    said = record.getMessage()
+    assert f"provider call failed: {provider} host={host} run={run['id']} attempt=1: " in said
+    assert f"ProviderError: {provider} call failed <- APIConnectionError: Connection error. <- " in said
+    cause = {
+        "dropped": "RemoteProtocolError: Server disconnected without sending a response.",
+        "refused": "ConnectError: [Errno 111] Connection refused",
+    }[failure]
+    assert cause in said
+    assert CANARY not in caplog.text
 
 
 def test_timeout_is_504_within_the_bound(slow_chat: Chat, fake: FakeProviderServer) -> None:

@@ -18,6 +18,7 @@ from hango.agent.parts import server_tool_name
 from hango.agent.state import AgentConfig, RunState, ServerTool
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure
 from hango.audit import CALL_CANCELLED, CALL_ERROR, CALL_OK, MCP_SERVER_CALL
+from hango.call_log import failed_call, host_of
 from hango.mcp import calls, servers
 from hango.mcp.connection import Limits
 from hango.messages import ToolDef
@@ -58,6 +59,9 @@ def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolConte
         outcome = CALL_ERROR if answer.is_error else CALL_OK
     finally:
         _audit(ctx, tool, outcome, int((time.monotonic() - clock) * 1000))
+    if answer.failure is not None:
+        host = "stdio" if server.url is None else host_of(server.url)
+        failed_call("mcp", server.name, state.run_id, answer.failure, host=host, attempt=1)
     if answer.is_error:
         raise ToolFailure(answer.text)
     return answer.text
