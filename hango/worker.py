@@ -185,6 +185,7 @@ def run_worker(deps: Deps, periodic: bool = True, **overrides: Any) -> None:
             asyncio.run(_supervise(deps, periodic, options))
     finally:
         calls.pool().close_all()  # the MCP servers its runs started end with it
+        calls.pool().watch(None)
 
 
 async def _supervise(deps: Deps, periodic: bool, options: dict[str, Any]) -> None:

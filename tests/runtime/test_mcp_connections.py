@@ -36,7 +36,8 @@ def limits(**more: Any) -> Limits:
 
 @pytest.fixture
 def pool():
-    """This process's pool, emptied and told nothing about the database after the test."""
+    """This process's pool, told nothing about a database, emptied after the test."""
+    calls.pool().watch(None)
     yield calls.pool()
     calls.pool().watch(None)
     calls.pool().close_all()
