@@ -320,7 +320,7 @@ class Connection:
         is a ServerFailure, a request ``stop`` stopped raises ``Stopped``."""
         session = self.session
         if session is None or not self.alive:
-            raise ServerFailure(f"server {self.target.name!r} is not running")
+            raise ServerFailure(f"server {self.target.name!r} is not running", never_ran=True)  # nothing sent
         deadline = self.limits.call_timeout if timeout is None else timeout
 
         async def bounded() -> T:
