@@ -58,6 +58,8 @@ class Config:
     mcp_connect_timeout: float = 10.0  # seconds to reach an MCP server and start its session
     mcp_call_timeout: float = 30.0  # seconds for one tools/list or tools/call answer
     mcp_max_answer_bytes: int = 1_000_000  # the largest answer read from an MCP server
+    mcp_pool_idle_seconds: float = 300.0  # a worker closes an MCP connection no call used for this long
+    mcp_pool_max: int = 32  # MCP connections (stdio processes) one worker process holds at most
 
     def __post_init__(self) -> None:
         self.proxy_networks  # noqa: B018 - a bad address fails here, at start, not on a request
@@ -138,6 +140,8 @@ _ENV = {
     "mcp_connect_timeout": "HANGO_MCP_CONNECT_TIMEOUT",
     "mcp_call_timeout": "HANGO_MCP_CALL_TIMEOUT",
     "mcp_max_answer_bytes": "HANGO_MCP_MAX_ANSWER_BYTES",
+    "mcp_pool_idle_seconds": "HANGO_MCP_POOL_IDLE_SECONDS",
+    "mcp_pool_max": "HANGO_MCP_POOL_MAX",
 }
 
 

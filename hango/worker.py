@@ -39,7 +39,7 @@ from hango.agent.state import Caller
 from hango.agent.steps import SHUTDOWN
 from hango.inspector.trying import shape_turn
 from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
-from hango.mcp import calls
+from hango.mcp import calls, servers
 from hango.store import TenantStore
 from hango.store.part_costs import FOLD_BATCH, fold_waiting
 from hango.store.runs import INTERRUPTED, reap_every_tenant
@@ -177,6 +177,7 @@ def worker_options(deps: Deps, **overrides: Any) -> dict[str, Any]:
 def run_worker(deps: Deps, periodic: bool = True, **overrides: Any) -> None:
     """Work until stopped (SIGINT/SIGTERM), or, with ``wait=False``, until the queue is empty."""
     options = worker_options(deps, **overrides)
+    calls.pool().watch(servers.still_attached(deps.engine))  # a deleted or detached server's process ends
     try:
         if options.get("wait", True) is False:
             worker_queue(deps, periodic).run_worker(**options)
@@ -184,6 +185,7 @@ def run_worker(deps: Deps, periodic: bool = True, **overrides: Any) -> None:
             asyncio.run(_supervise(deps, periodic, options))
     finally:
         calls.pool().close_all()  # the MCP servers its runs started end with it
+        calls.pool().watch(None)
 
 
 async def _supervise(deps: Deps, periodic: bool, options: dict[str, Any]) -> None:

@@ -7,6 +7,14 @@ that loop; sync callers send it requests through the portal, each under a
 deadline. A Streamable HTTP connection goes only to the address its URL was
 checked to resolve to (``hango.mcp.addresses``), reads at most the answer cap
 per HTTP answer, and follows no redirect off the URL's origin (the SDK's rule).
+
+What a failure leaves of a connection (``docs/reliability.md``, "An MCP connection's
+life"): a JSON-RPC error answer, a missed deadline and a cancel end their request
+only (the SDK sends ``notifications/cancelled`` with its id) and keep the session;
+an HTTP 404 on a request carrying the session id means the server no longer knows
+the session (restarted, or expired it): the connection is lost and the request
+never ran; a transport that ended (a process exit, a passed answer cap, garbage)
+breaks the connection.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED
+from mcp.types import CONNECTION_CLOSED, INVALID_REQUEST
 
 from hango.config import Config
 from hango.mcp.addresses import Network, RefusedAddress, check_endpoint_async, parse_url
@@ -37,16 +45,20 @@ from hango.mcp.stdio import stdio_streams
 
 T = TypeVar("T")
 
+SESSION_LOST = "the server no longer knows its session"
+SESSION_HEADER = "mcp-session-id"
+
 
 class ServerFailure(Exception):
     """An MCP server could not be reached or did not answer properly; the message is safe to show.
 
     ``broken``: the connection is not to be used again (the next call opens a new one).
+    ``never_ran``: the server refused the request's session, so the request provably did not run.
     """
 
-    def __init__(self, message: str, broken: bool = True) -> None:
+    def __init__(self, message: str, broken: bool = True, never_ran: bool = False) -> None:
         super().__init__(message)
-        self.broken = broken
+        self.broken, self.never_ran = broken, never_ran
 
 
 class Stopped(Exception):
@@ -58,7 +70,10 @@ class AnswerTooLarge(ServerFailure):
 
 
 class NoAnswerInTime(ServerFailure):
-    """A request passed its deadline: the server may be stuck, so its connection is not reused."""
+    """A request passed its deadline: that request is cancelled, the session stays (the protocol's rule)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, broken=False)
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,8 @@ class Limits:
     call_timeout: float
     max_answer_bytes: int
     allowed: tuple[Network, ...] = ()
+    pool_idle_seconds: float = 300.0  # a held connection no call used for this long is closed
+    pool_max: int = 32  # connections one process holds at most (the least recently used goes first)
 
     @classmethod
     def from_config(cls, config: Config) -> Limits:
@@ -77,6 +94,8 @@ class Limits:
             config.mcp_call_timeout,
             config.mcp_max_answer_bytes,
             tuple(config.mcp_networks),
+            config.mcp_pool_idle_seconds,
+            config.mcp_pool_max,
         )
 
 
@@ -155,15 +174,19 @@ class _CappedStream(httpx2.AsyncByteStream):
 class _GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's transport on a pool pinned to ``address``, each answer's body capped at ``cap`` bytes."""
 
-    def __init__(self, address: str, cap: int, ended: Callable[[str], None]) -> None:
+    def __init__(
+        self, address: str, cap: int, ended: Callable[[str], None], lost: Callable[[], None]
+    ) -> None:
         super().__init__()
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=httpx2.create_ssl_context(), network_backend=_PinnedBackend(address)
         )
-        self.cap, self.ended = cap, ended
+        self.cap, self.ended, self.lost = cap, ended, lost
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await super().handle_async_request(request)
+        if response.status_code == 404 and SESSION_HEADER in request.headers:
+            self.lost()  # the spec's word for a session the server ended: a new one must be started
         return httpx2.Response(
             status_code=response.status_code,
             headers=response.headers,
@@ -179,7 +202,7 @@ async def _http_streams(stack: contextlib.AsyncExitStack, connection: Connection
     except RefusedAddress as exc:
         raise ServerFailure(str(exc)) from None
     client = httpx2.AsyncClient(
-        transport=_GuardedTransport(address, limits.max_answer_bytes, connection.end),
+        transport=_GuardedTransport(address, limits.max_answer_bytes, connection.end, connection.lose),
         headers=target.headers,
         timeout=httpx2.Timeout(limits.call_timeout, connect=limits.connect_timeout),
     )
@@ -200,7 +223,8 @@ async def _stdio_streams(stack: contextlib.AsyncExitStack, connection: Connectio
 
 
 class Stop:
-    """A request a cancel may stop from another thread: its task on the loop is cancelled at once."""
+    """A request a cancel may stop from another thread: its task on the loop is cancelled at once (the
+    SDK then sends the server ``notifications/cancelled`` with its id; the session stays)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -228,6 +252,7 @@ class Connection:
         self.target, self.limits = target, limits
         self.session: ClientSession | None = None
         self.ended: str | None = None  # why the server's answers stopped, once its transport said so
+        self.lost = False  # the server answered 404 to the session: its requests were refused unread
         self._closed: anyio.Event | None = None
         self._done = False
 
@@ -248,6 +273,11 @@ class Connection:
     def end(self, reason: str) -> None:
         """The transport's word that the server's answers stopped, and why (the first reason stays)."""
         self.ended = self.ended or reason
+
+    def lose(self) -> None:
+        """The server no longer knows the session: every later request on it is refused."""
+        self.lost = True
+        self.end(SESSION_LOST)
 
     async def _hold(self, ready: threading.Event, failure: list[BaseException]) -> None:
         self._closed = anyio.Event()
@@ -290,7 +320,7 @@ class Connection:
         is a ServerFailure, a request ``stop`` stopped raises ``Stopped``."""
         session = self.session
         if session is None or not self.alive:
-            raise ServerFailure(f"server {self.target.name!r} is not running")
+            raise ServerFailure(f"server {self.target.name!r} is not running", never_ran=True)  # nothing sent
         deadline = self.limits.call_timeout if timeout is None else timeout
 
         async def bounded() -> T:
@@ -311,6 +341,8 @@ class Connection:
 
     def _failure(self, failure: BaseException) -> ServerFailure:
         name = self.target.name
+        if isinstance(failure, MCPError) and failure.code == INVALID_REQUEST and self.lost:
+            return ServerFailure(f"server {name!r}: {SESSION_LOST}", never_ran=True)
         if isinstance(failure, MCPError) and failure.code != CONNECTION_CLOSED and self.ended is None:
             # a JSON-RPC error answer: the server is well, the request was not
             return ServerFailure(f"server {name!r}: {describe(failure)}", broken=False)

@@ -1,21 +1,27 @@
 """A tenant's MCP servers: registering one, reaching it, and reading its tools into the store.
 
 No web request talks to a server except attach and refresh (``read_tools``);
-inspect, preview, suggestions and the CLI read the stored list.
+inspect, preview, suggestions and the CLI read the stored list. A worker's pool
+asks ``still_attached`` which of the servers it holds connections to still exist
+and are attached to an agent: the others' connections close (a delete or detach
+reaches every worker process through the database, with no message to send).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from hango import secret_box
 from hango.config import Config
+from hango.db.schema import agent_mcp_servers, mcp_servers
 from hango.errors import BadGateway, Conflict, ServiceUnavailable, Unprocessable
 from hango.mcp.addresses import RefusedAddress, check_endpoint, parse_url
+from hango.mcp.calls import Key
 from hango.mcp.connection import Limits, ServerFailure, Target
 from hango.mcp.tool_lists import ToolList, read_tool_list
 from hango.store import TenantStore
@@ -121,3 +127,25 @@ def chosen_tools(server: sa.Row, tools: list[str] | None) -> list[str] | None:
             f"server {server.name!r} lists no tool {', '.join(map(repr, unknown[:5]))}", code="unknown_tool"
         )
     return sorted(set(tools))
+
+
+def still_attached(engine: sa.Engine) -> Callable[[set[Key]], set[Key]]:
+    """Of some (tenant, server) keys, the ones whose server exists and is attached to an agent."""
+
+    def kept(keys: set[Key]) -> set[Key]:
+        query = (
+            sa.select(mcp_servers.c.tenant_id, mcp_servers.c.id)
+            .join(
+                agent_mcp_servers,
+                sa.and_(
+                    agent_mcp_servers.c.server_id == mcp_servers.c.id,
+                    agent_mcp_servers.c.tenant_id == mcp_servers.c.tenant_id,
+                ),
+            )
+            .where(sa.tuple_(mcp_servers.c.tenant_id, mcp_servers.c.id).in_(list(keys)))
+            .distinct()
+        )
+        with engine.connect() as conn:
+            return {(row.tenant_id, row.id) for row in conn.execute(query)}
+
+    return kept

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -42,10 +43,17 @@ def write_catalog(folder: Path, **more: dict) -> Path:
 
 
 @contextlib.contextmanager
-def http_mcp_server(token: str, extra_tools: int = 0, description_chars: int = 20) -> Iterator[str]:
-    """``tests/fakes/mcp_http_server.py`` in a process of its own; yields its endpoint URL."""
-    port = free_port()
-    args = [str(port), token, str(extra_tools), str(description_chars)]
+def http_mcp_server(
+    token: str,
+    extra_tools: int = 0,
+    description_chars: int = 20,
+    port: int | None = None,
+    session_seconds: float = 0,
+) -> Iterator[str]:
+    """``tests/fakes/mcp_http_server.py`` in a process of its own (on ``port``, or a free one, and
+    forgetting sessions ``session_seconds`` after their first request); yields its endpoint URL."""
+    port = port or free_port()
+    args = [str(port), token, str(extra_tools), str(description_chars), str(session_seconds)]
     process = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_http_server", *args], cwd=REPO)
     try:
         wait_until(lambda: _listening(port), timeout=60)
@@ -53,6 +61,15 @@ def http_mcp_server(token: str, extra_tools: int = 0, description_chars: int = 2
     finally:
         process.kill()
         process.wait(timeout=30)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` (a server's, say) still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _listening(port: int) -> bool:
