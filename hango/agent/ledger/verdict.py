@@ -152,7 +152,7 @@ def _in_lifetime(
     """The verdict on a call sent while its previous call's cache lives."""
     shared = common_prefix(previous.call.parts, call.parts)
     through = ahead.through(call)
-    cached, entries, found = _held(previous, call, ahead, shared)
+    cached, entries, found = _held(previous, call, ahead, shared, through)
     expected = through[max(found)] if found else 0
     if reported is not None and reported < expected * (1 - READ_TOLERANCE):
         return Verdict(expected, "unexplained")
@@ -167,11 +167,11 @@ def _in_lifetime(
 
 
 def _held(
-    previous: Previous, call: SentCall, ahead: Outlook, shared: int
+    previous: Previous, call: SentCall, ahead: Outlook, shared: int, through: list[int]
 ) -> tuple[list[int], list[int], list[int]]:
     """The previous call's cached prefixes ``call`` shares (``shared`` parts in common), those at or above
-    the minimum, and those some breakpoint of ``call`` finds: the prefixes the provider holds for it."""
-    through = ahead.through(call)
+    the minimum (``through``: ``ahead.through(call)``), and those some breakpoint of ``call`` finds: the
+    prefixes the provider holds for it."""
     cached = [b for b in previous.call.breakpoints if b < shared]
     entries = [b for b in cached if through[b] >= ahead.minimum]
     return cached, entries, within_lookback(call, entries)
@@ -184,7 +184,8 @@ def read_through(previous: Previous | None, call: SentCall, ahead: Outlook) -> i
     """
     if ahead.state != "live" or previous is None:
         return -1
-    _, _, found = _held(previous, call, ahead, common_prefix(previous.call.parts, call.parts))
+    shared = common_prefix(previous.call.parts, call.parts)
+    _, _, found = _held(previous, call, ahead, shared, ahead.through(call))
     return max(found, default=-1)
 
 
@@ -310,7 +311,7 @@ def change_cache_loss(previous: Previous | None, before: SentCall, after: SentCa
     Both are judged against what the provider holds (``previous``, under ``ahead``): the read
     ``before`` would make, less the parts of it ``after`` no longer sends (those are saved, not
     lost), minus the read ``after`` makes. Negative when the change restores cache: ``after``
-    reads what ``before`` would write again. None once the cache expired, before a first call
+    reads what ``before`` would write again. 0 once the cache expired, before a first call
     (nothing is held) or for a provider without a cache.
     """
     return kept_read(previous, before, {p.part for p in after.parts}, ahead) - expected_read(
@@ -340,7 +341,7 @@ def part_cache_losses(previous: Previous | None, call: SentCall, ahead: Outlook)
     if ahead.state != "live" or previous is None:
         return [0] * (len(call.parts) + 1)
     through = ahead.through(call)
-    _, _, found = _held(previous, call, ahead, common_prefix(previous.call.parts, call.parts))
+    _, _, found = _held(previous, call, ahead, common_prefix(previous.call.parts, call.parts), through)
     found.sort()
     full = through[found[-1]] if found else 0
     losses, kept, k = [], 0, 0
