@@ -42,7 +42,7 @@ STEPS = st.lists(
     max_size=7,
 )
 PROPERTY = settings(
-    max_examples=int(os.environ.get("HANGO_PROPERTY_EXAMPLES", "6")),
+    max_examples=int(os.environ.get("HANGO_PROPERTY_EXAMPLES", "4")),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     deadline=None,
     database=None,
