@@ -59,9 +59,10 @@ class PartSchema(Schema):
     cache_loss_tokens = fields.Integer(
         required=True,
         metadata={
-            "description": "the tokens the next call no longer reads from the prompt cache when this part "
-            "changes, in the unit of `cache.expected_read_tokens` (`cache.unit`); 0 when nothing is "
-            "cached (`cache.outlook`: `expired`, `none`)"
+            "description": "the tokens of `cache.expected_read_tokens` (what the next call reads of the "
+            "prefixes the provider holds from the previous call) that the next call no longer reads when "
+            "this part changes, in the same unit (`cache.unit`); 0 when nothing is held "
+            "(`cache.outlook`: `first_call`, `expired`, `none`)"
         },
     )
     role = fields.String(

@@ -34,9 +34,11 @@ class SuggestionSchema(Schema):
     tokens_saved = fields.Integer()
     cache_loss_tokens = fields.Integer(
         metadata={
-            "description": "tokens still sent that the next call no longer reads cached, so writes again (the "
-            "parts left out are not among them), in the unit of inspect's `cache.expected_read_tokens` "
-            "(`cache.unit`); 0 once the cache expired (`cache.outlook`)"
+            "description": "the next call's expected read of what the provider holds without the change "
+            "(less the parts it leaves out: saved, not lost) minus the one with it: tokens written again "
+            "instead of read, in the unit of inspect's `cache.expected_read_tokens` (`cache.unit`); "
+            "negative when the change restores cache the next call would otherwise write (a gain; the "
+            "preview's `pending` has the same field); 0 when nothing is held (`cache.outlook`)"
         }
     )
     usd_saved_per_call = fields.Float(
@@ -51,7 +53,7 @@ class SuggestionSchema(Schema):
         allow_none=True,
         metadata={
             "description": "once, on the next call: cache_loss_tokens written again instead of read (cache-write "
-            "less cache-read price)"
+            "less cache-read price); negative for a gain"
         },
     )
     break_even_calls = fields.Integer(

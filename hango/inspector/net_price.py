@@ -6,12 +6,15 @@ The one rule behind every suggestion's and the preview's price, by the one cache
 - **saved per call**: ``tokens_saved`` no longer sent. With a provider that caches, those
   parts would have been read from the cache on every later call, so the money is at the
   cache-read price; without a cache, at the input price.
-- **written again, once**: ``cache_loss_tokens``, the parts still sent that the next call
-  no longer reads from the cache (a part left out is saved, not lost). The next call writes
-  them instead of reading them: the money is the cache-write price less the cache-read price.
+- **written again, once**: ``cache_loss_tokens``, the next call's expected read without the
+  change less the one with it, both against the prefixes the provider holds (the previous
+  call, within the lifetime; ``change_cache_loss``); a part left out is saved, not lost. The
+  next call writes them instead of reading them: the money is the cache-write price less the
+  cache-read price. Negative when the change restores cache (the next call reads what it would
+  otherwise write again): a gain, in tokens and money alike.
 - **break-even**: the calls it takes for the saving to pay the one write,
-  ``ceil(usd_cache_loss / usd_saved_per_call)``: 0 when nothing is written again, null when it
-  never pays (nothing saved) or a price is unknown.
+  ``ceil(usd_cache_loss / usd_saved_per_call)``: 0 when nothing is written again (or the change
+  gains cache), null when it never pays (nothing saved) or a price is unknown.
 
 A simulated price (the ``offline`` provider's) names its reference model in ``simulated_at``.
 """

@@ -23,7 +23,7 @@ from typing import Any
 from hango.agent.assembly import Prepared, prepare_session
 from hango.agent.deps import Deps
 from hango.agent.estimator import estimate_request
-from hango.agent.ledger.record import sent_call
+from hango.agent.ledger.record import Previous
 from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import PartID, server_part, tool_part
@@ -99,12 +99,15 @@ class Preview:
     def added(self) -> list[PartID]:
         return [p for route in ROUTES for p in self.closed[route].added]
 
-    def change(self, ahead: Outlook, rates: Rates) -> dict[str, Any]:
-        """The figures of the change itself: companions, which routes change, its net price, the sets."""
+    def change(self, held: Previous | None, ahead: Outlook, rates: Rates) -> dict[str, Any]:
+        """The figures of the change itself: companions, which routes change, its net price, the sets.
+
+        ``held`` is the previous call the provider holds, ``ahead`` the next call's outlook.
+        """
         saved = estimate_request(self.stored.captured.to_request()) - estimate_request(
             self.assembly.captured.to_request()
         )
-        loss = self.cache_loss(ahead)
+        loss = self.cache_loss(held, ahead)
         return {
             "added": self.added,
             "changed": {route: self.closed[route].changed for route in ROUTES},
@@ -116,9 +119,10 @@ class Preview:
             },
         }
 
-    def cache_loss(self, ahead: Outlook) -> int:
-        """What saving costs the prompt cache, by the one cache model (as inspect prices each part)."""
-        return change_cache_loss(sent_call(self.stored.captured), sent_call(self.assembly.captured), ahead)
+    def cache_loss(self, held: Previous | None, ahead: Outlook) -> int:
+        """What saving costs the prompt cache (negative: what it restores), by the one cache model: the next
+        call's expected read without the change less the one with it, both against what the provider holds."""
+        return change_cache_loss(held, self.stored.sent, self.assembly.sent, ahead)
 
 
 def preview(deps: Deps, store: TenantStore, session: Any, caller: Caller, proposal: Proposal) -> Preview:

@@ -114,7 +114,7 @@ def _looked_ahead(
 ) -> tuple[NextCache, Snapshot]:
     """The inspect pipeline: the next call's one cache outlook, then the snapshot priced by it."""
     cache = next_cache(assembly, store, deps, ratio)
-    return cache, build_snapshot(assembly, deps, cache.outlook)
+    return cache, build_snapshot(assembly, deps, cache.outlook, cache.previous)
 
 
 def _inspected(deps: Deps, store: TenantStore, assembly: Assembly) -> Inspected:
@@ -243,7 +243,7 @@ def suggestions(deps: Deps, store: TenantStore, session: Any, caller: Caller, li
         limits = Thresholds.from_config(deps.config)
         usage = store.messages.tool_usage(assembly.state.agent.id, limits.tool_window)
         preview = compaction_preview(assembly)
-        found = measured(assembly, ahead, suggest(assembly, snapshot, usage, limits, preview))
+        found = measured(assembly, cache, suggest(assembly, snapshot, usage, limits, preview))
         found.sort(key=lambda s: -s.tokens_saved)
         span.set_attributes(
             {
@@ -284,7 +284,7 @@ def preview(
     answer = _inspect_response(deps, shown.assembly, found, False)
     rates = prices_of(deps.config.prices).rates(shown.assembly.state.agent.model)
     answer["pending"] = {
-        **shown.change(found.cache.outlook, rates),
+        **shown.change(found.cache.previous, found.cache.outlook, rates),
         "scope": agent_scope(store, session.agent_id),
     }
     return answer

@@ -16,6 +16,7 @@ from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
+from hango.agent.ledger.record import Previous
 from hango.agent.ledger.verdict import Outlook, cached_marks, part_cache_losses
 from hango.agent.overrides import REPLACE, Overrides
 from hango.agent.parts import (
@@ -122,11 +123,11 @@ def _after(parts: list[PartView]) -> int:
     return sum(p.tokens for p in parts if p.included)
 
 
-def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook) -> Snapshot:
+def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook, held: Previous | None) -> Snapshot:
     """Turn an assembly (the call before and after overrides) into the inspect response's parts and totals.
 
-    ``ahead`` is the next call's cache outlook (``hango/inspector/cache_outlook.py``): it prices each
-    part's ``cache_loss_tokens``.
+    ``ahead`` is the next call's cache outlook (``hango/inspector/cache_outlook.py``) and ``held`` the
+    previous call the provider holds: they price each part's ``cache_loss_tokens``.
     """
     draft, sent, state = assembly.draft, assembly.captured, assembly.state
     sent_system = {s.part: s.block for s in sent.system}
@@ -146,7 +147,7 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook) -> Snapshot:
         _mark_override(view, state.overrides.get(view.id))
     if state.overrides:
         _add_stale(state.overrides, system, tools, messages)
-    _mark_cache([*tools, *system, *messages], assembly, ahead)
+    _mark_cache([*tools, *system, *messages], assembly, ahead, held)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
         system=system,
@@ -275,8 +276,9 @@ def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
         groups[kind].append(view)
 
 
-def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook) -> None:
-    """What a change of each part costs the prompt cache: the cached prefixes from that part on.
+def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook, held: Previous | None) -> None:
+    """What a change of each part costs the prompt cache: the expected read of the prefixes the provider
+    holds (``held``, the previous call) from that part on.
 
     The one cache model (``hango/agent/ledger/verdict.py``): the breakpoints hango places, the
     provider's minimum cacheable length, the cache lifetime (after it nothing is cached, so no
@@ -288,7 +290,7 @@ def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook) -> No
     if ahead.state == "none":
         return
     call = assembly.sent
-    losses = part_cache_losses(call, ahead)
+    losses = part_cache_losses(held, call, ahead)
     last = max(cached_marks(call, ahead), default=-1)  # a prefix below the minimum is not cached
     at = {p.part: i for i, p in enumerate(call.parts)}
     following = len(call.parts)

@@ -385,10 +385,8 @@ def _would_compact(assembly: Assembly, snapshot: Snapshot, plan: dict[str, Any] 
         f"{plan['summarize'][0]}-{plan['summarize'][1]} would become a summary of at most {room} tokens"
     )
     saved = max(0, plan["tokens_summarized"] + plan["previous_summary_tokens"] - room)
-    # a compaction rewrites the messages from the first one on: inspect's price of changing it
-    first = next((v for v in snapshot.messages if not v.stale), None)
-    loss = 0 if first is None else first.cache_loss_tokens
-    return [Suggestion("would_compact", [], saved, loss, "session", reason, compaction=plan)]
+    # its cache price is measured with the others' (``measure.compaction_cache_loss``)
+    return [Suggestion("would_compact", [], saved, 0, "session", reason, compaction=plan)]
 
 
 def compaction_preview(assembly: Assembly) -> dict[str, Any] | None:

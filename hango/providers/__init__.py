@@ -43,11 +43,13 @@ __all__ = [
 ]
 
 
-# Anthropic's documented values: 5 minutes, 1,024 tokens for most models.
+# Anthropic's documented values, the one place hango keeps them: a 5-minute lifetime, and the
+# "minimum cacheable prompt length" per model: 4,096 tokens for Opus 4.5 and later and Haiku 4.5,
+# 2,048 for the Haiku 3 family, 1,024 for the others (Sonnet 4.6 included).
+# https://docs.claude.com/en/docs/build-with-claude/prompt-caching#cache-limitations
 ANTHROPIC_CACHE = CacheRules(
     minimums=(
         (r"opus-4-[5-9]|haiku-4-5", 4096),
-        (r"sonnet-4-[6-9]", 2048),
         (r"haiku-3|3-5-haiku|3-haiku", 2048),
     )
 )

@@ -21,8 +21,9 @@ request's tools: calling an unknown tool is a case worth testing.
 
 Token usage is a character count // 4 (at least 1) of the request's and the
 answer's JSON, all of the prompt as uncached input. There is no token counter.
-The gateway then splits that prompt into cache read, cache write and uncached
-input as its reference model's cache would (``ProviderSpec.simulates``,
+The gateway then counts the prompt once in the one cache model's units and
+splits it into cache read, cache write and uncached input as its reference
+model's cache would (``ProviderSpec.simulates``,
 ``hango/agent/ledger/simulated_cache.py``), and its calls are priced at that
 model's prices, labelled simulated.
 """

@@ -151,14 +151,13 @@ def test_calibration_adds_no_statement_to_inspect(lab: Lab, seeded) -> None:
     assert len(after) == len(before)
 
 
-def test_before_the_sessions_first_call_a_parts_cache_loss_is_in_the_calibrated_unit(lab: Lab) -> None:
+def test_before_the_sessions_first_call_the_unit_is_calibrated_and_no_part_costs_cache(lab: Lab) -> None:
     agent = lab.agent(model=ANTHROPIC, tools=["ls"])
     session = lab.session(agent, [user("how big is this?")])
-    plain = lab.inspect(session)
     calls(lab, agent, lab.session(agent), [(1000, 1200)] * 3)  # another session's calls: ratio 1.2
 
     body = lab.inspect(session)
 
     assert (body["cache"]["outlook"], body["cache"]["unit"]) == ("first_call", "calibrated")
-    first = next(p for p in body["tools"] if p["included"])
-    assert first["cache_loss_tokens"] == round(by_id(plain)[first["id"]]["cache_loss_tokens"] * 1.2)
+    # the provider holds nothing of this session yet: a change loses no cache
+    assert all(p["cache_loss_tokens"] == 0 for p in by_id(body).values())

@@ -12,7 +12,6 @@ from hango.providers.anthropic import request_payload
 from hango.telemetry import names
 from tests.fakes.provider_server import COUNT_TOKENS, MESSAGES
 from tests.inspector.conftest import (
-    ANTHROPIC,
     OFFLINE,
     Lab,
     assistant,
@@ -217,15 +216,18 @@ def test_last_call_shows_the_estimate_beside_the_reported_tokens(lab: Lab):
 
 
 def test_cache_loss_tokens_count_every_cached_part_from_the_changed_one_on_messages_included(lab: Lab):
-    _, session = furnished(lab, model=ANTHROPIC)
+    _, session = furnished(lab, model=OFFLINE)
+    assert lab.say(session, "go on").status_code == 201  # the provider now holds that call's prefixes
 
     body = lab.inspect(session)
 
     sent = [p for p in (*body["tools"], *body["system"], *body["messages"]) if p["included"]]
     assert all(p["cached_prefix"] for p in sent)  # the last message carries a breakpoint
-    assert sent[0]["cache_loss_tokens"] == sum(p["tokens"] for p in sent)
+    # a change at the first part loses the whole read of what the provider holds
+    assert sent[0]["cache_loss_tokens"] == body["cache"]["expected_read_tokens"] > 0
     losses = [p["cache_loss_tokens"] for p in sent]
-    assert losses == sorted(losses, reverse=True) and losses[-1] > 0
+    assert losses == sorted(losses, reverse=True) and losses[-2] > 0
+    assert losses[-1] == 0, "the answer since was never held: changing it loses no cache"
 
 
 def test_a_provider_without_a_prompt_cache_loses_nothing_by_a_change(make_lab):

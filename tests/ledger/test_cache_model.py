@@ -309,15 +309,14 @@ def test_a_parts_cache_loss_is_in_the_same_units_as_the_expected_read(cache_lab:
     assert (body["cache"]["unit"], body["cache"]["expected_read_tokens"]) == ("provider", whole_first_prompt)
     estimated = body["last_call"]["estimated"]
     assert estimated != whole_first_prompt, "the fake counts in units of its own"
-    # the whole next call (the previous one and the answer) is cached: the first part loses all of it,
-    # scaled by the factor the expected read is scaled by
+    # the provider holds the whole previous call: a change at the first part loses all of its read
     sent = sent_parts(body)
-    total = sum(p["tokens"] for p in sent)
-    assert sent[0]["cache_loss_tokens"] == round(total * (whole_first_prompt / estimated))
-    # leaving tool:ls out writes again what is still sent of it, in the same units
+    assert sent[0]["cache_loss_tokens"] == whole_first_prompt
+    # leaving tool:ls out writes again what the provider holds of the previous call and is still sent
+    # (the answer since was never held: it is written either way), in the same units
     shown = previewed(lab, session, "agent", "tool:ls")
-    still_sent = sum(p["tokens"] for p in sent_parts(shown))
-    assert shown["pending"]["cache_loss_tokens"] == round(still_sent * (whole_first_prompt / estimated))
+    held_and_sent = estimated - sent[0]["tokens"]
+    assert shown["pending"]["cache_loss_tokens"] == round(held_and_sent * (whole_first_prompt / estimated))
 
 
 # -- the model and the placement on ledger parts alone ------------------------------------------
@@ -418,14 +417,18 @@ def test_leaving_out_the_first_part_of_a_full_hit_loses_exactly_its_expected_rea
     ahead = ahead_of(460, 10)
 
     assert (ahead.state, ahead.unit) == ("live", "provider")
-    assert part_cache_losses(same, ahead)[0] == judged(same, reported_prompt=460).expected_read_tokens == 460
+    assert (
+        part_cache_losses(Previous(FIRST, T0, 460), same, ahead)[0]
+        == judged(same, reported_prompt=460).expected_read_tokens
+        == 460
+    )
 
 
 def test_after_the_lifetime_no_part_costs_cache_in_the_model() -> None:
     ahead = ahead_of(460, RULES.ttl_seconds + 1)
 
     assert ahead.state == "expired"
-    assert part_cache_losses(FIRST, ahead) == [0] * (len(FIRST.parts) + 1)
+    assert part_cache_losses(Previous(FIRST, T0, 460), FIRST, ahead) == [0] * (len(FIRST.parts) + 1)
 
 
 def breakpoints_counting_every_block(messages: tuple[SourcedMessage, ...], budget: int) -> frozenset[int]:

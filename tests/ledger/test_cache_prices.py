@@ -7,11 +7,12 @@ after a todo change named as the change it is, and a whole-turn try's cost as a 
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import pytest
 
-from hango.agent.ledger.record import SentCall, SentPart
+from hango.agent.ledger.record import Previous, SentCall, SentPart
 from hango.agent.ledger.verdict import READ_TOLERANCE, Outlook, change_cache_loss
 from hango.agent.scratch import TurnRecord
 from hango.inspector.call_words import verdict_words
@@ -21,6 +22,7 @@ from tests.inspector.test_suggestions import answered
 from tests.ledger.test_verdicts_and_causes import SYSTEM, TOOLS, part, verdict
 
 SONNET = "anthropic/claude-sonnet-4-6"
+HAIKU = "anthropic/claude-haiku-4-5"
 LIVE = Outlook("live", minimum=100)
 
 
@@ -29,13 +31,13 @@ def sent(*parts: SentPart, breakpoints: tuple[int, ...]) -> SentCall:
 
 
 def test_a_new_session_below_the_models_minimum_prices_no_cache_write(lab: Lab):
-    short = lab.session(lab.agent(model=SONNET), [user("hello"), assistant("hi")])
-    long = lab.session(lab.agent(model=SONNET), [user("x " * 6_000), assistant("read it")])
+    short = lab.session(lab.agent(model=HAIKU), [user("hello"), assistant("hi")])
+    long = lab.session(lab.agent(model=HAIKU), [user("x " * 12_000), assistant("read it")])
 
     small = lab.who.get(f"/v1/sessions/{short}/context").get_json()
     large = lab.who.get(f"/v1/sessions/{long}/context").get_json()
 
-    assert small["total_after"] < 2_048, "Sonnet 4.6 caches prefixes of 2,048 tokens and more"
+    assert small["total_after"] < 4_096, "Haiku 4.5 caches prefixes of 4,096 tokens and more"
     assert small["next_call_cost"]["tokens"]["cache_write"] == 0
     assert small["next_call_cost"]["tokens"]["input"] == small["total_after"]
     # above the minimum the first call writes its prefix through the last breakpoint: the whole prompt
@@ -47,7 +49,11 @@ def test_a_suggestions_cache_loss_counts_only_what_is_written_again_not_the_excl
     before = sent(*TOOLS, *SYSTEM, big, part("message:2", 210), breakpoints=(3, 5))
     after = sent(*TOOLS, *SYSTEM, part("message:2", 210), breakpoints=(3, 4))
 
-    assert change_cache_loss(before, after, LIVE) == 210  # message:2 is written again; message:1 is not sent
+    held = Previous(before, dt.datetime(2026, 12, 7, tzinfo=dt.UTC), before.tokens)
+
+    assert (
+        change_cache_loss(held, before, after, LIVE) == 210
+    )  # message:2 is written again; message:1 is not sent
 
 
 def test_a_suggestion_and_a_preview_give_their_net_price_in_money_and_tokens(lab: Lab):
@@ -68,7 +74,7 @@ def test_a_suggestion_and_a_preview_give_their_net_price_in_money_and_tokens(lab
     )
     pending = shown.get_json()["pending"]
 
-    assert found["cache_loss_tokens"] > 0, "the messages after the dropped ones are written again"
+    assert found["cache_loss_tokens"] == 0, "before a first call the provider holds nothing to lose"
     for priced in (found, pending):
         assert priced["usd_saved_per_call"] == pytest.approx(
             rates.usd(priced["tokens_saved"], "cache_read_mtok")

@@ -57,7 +57,7 @@ def test_the_offline_default_shows_cache_hits_misses_with_causes_and_money_at_si
     misses = [c["cache"] for c in calls if c["cache"]["badge"] == "miss"]
     assert calls[0]["cache"]["miss_reason"] == "first_call"
     assert hits and all(c["usage"]["cache_read_tokens"] >= RULES.minimum_for("echo") for c in hits)
-    assert {"prefix_changed", "below_minimum"} <= {m["miss_reason"] for m in misses}
+    assert "prefix_changed" in {m["miss_reason"] for m in misses}
     assert any(m["miss_part"] == "system:todo" and m["miss_cause"] == "todos_changed" for m in misses)
     assert any(c["usage"]["cache_write_tokens"] > 0 for c in calls)
     assert all(c["cost"]["usd"] > 0 and c["cost"]["simulated_at"] == SIMULATED_MODEL for c in calls)

@@ -125,14 +125,14 @@ def test_a_provider_without_a_cache_gets_no_verdict() -> None:
 def test_the_offline_provider_caches_by_its_reference_models_rules() -> None:
     offline = rules_for("offline")
     assert offline.enabled and offline.ttl_seconds == rules_for("anthropic").ttl_seconds
-    assert offline.minimum_for("echo") == rules_for("anthropic").minimum_for("claude-sonnet-4-6") == 2048
+    assert offline.minimum_for("echo") == rules_for("anthropic").minimum_for("claude-sonnet-4-6") == 1024
 
 
 def test_anthropic_minimums_follow_the_model_family() -> None:
     assert rules_for("anthropic").minimum_for("claude-sonnet-4-5-20250929") == 1024
     assert rules_for("anthropic").minimum_for("claude-opus-4-5") == 4096
     assert rules_for("anthropic").minimum_for("claude-haiku-4-5") == 4096
-    assert rules_for("anthropic").minimum_for("claude-sonnet-4-6") == 2048
+    assert rules_for("anthropic").minimum_for("claude-sonnet-4-6") == 1024
     assert rules_for("anthropic").minimum_for("claude-3-5-haiku-20241022") == 2048
     assert rules_for("anthropic").ttl_seconds == 300
 

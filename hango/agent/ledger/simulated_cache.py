@@ -8,8 +8,11 @@ lineage, its breakpoints and when it ended. So its usage is the one cache model'
 (``hango.agent.ledger.verdict``), under its reference model's rules (``ProviderSpec.simulates``):
 the call reads the prefix the verdict expects (none for a first call, after the lifetime or
 below the minimum), writes the rest of its longest cached prefix, and sends the remainder
-uncached; the prompt's size is the provider's own count. Its verdict then finds hits where the
-prefix held and names each miss's cause, as it does for a caching provider.
+uncached. The prompt is counted once, in the cache model's provider units (the estimate scaled
+as the outlook scales it): the count it decides "cacheable" on against the minimum is the count
+it reports, and inspect's prediction of the call (``expected_read_tokens``, ``next_call_cost``)
+is what the call then reports, token for token. Its verdict then finds hits where the prefix
+held and names each miss's cause, as it does for a caching provider.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ def simulated_usage(
     model: str,
     calibrated: float | None = None,
 ) -> Usage:
-    """``usage`` (the stand-in's whole prompt as input) split into cache read, cache write and uncached input."""
+    """``usage`` with its prompt counted in the cache model's units and split into cache read, cache write and
+    uncached input (the stand-in's own count of the prompt, a character count, is not the reference model's)."""
     ahead = outlook(previous, now=started_at, rules=rules, model=model, calibrated=calibrated)
     expected = judge(
         previous,
@@ -45,7 +49,7 @@ def simulated_usage(
         facts=lambda: NOTHING,
         calibrated=calibrated,
     ).expected_read_tokens
-    tokens = prompt_stretches(usage.input_tokens, expected, call, ahead)
+    tokens = prompt_stretches(ahead.through(call)[-1] if call.parts else 0, expected, call, ahead)
     return replace(
         usage,
         input_tokens=tokens.input,

@@ -43,7 +43,8 @@ the lifetime is decided in ``outlook`` alone, for the verdicts and the prices bo
 The lifetimes and minimums are per provider (``HANGO_CACHE_RULES``), with the
 defaults of each provider's registry row (``hango/providers/__init__.py``):
 Anthropic's documented values, 5 minutes, and 1,024 tokens for most models
-(2,048 for Sonnet 4.6 and the Haiku 3 family, 4,096 for Opus 4.5+ and Haiku 4.5).
+(2,048 for the Haiku 3 family, 4,096 for Opus 4.5+ and Haiku 4.5; Sonnet 4.6 among the
+1,024s: the documented values, cited where they live).
 """
 
 from __future__ import annotations
@@ -151,10 +152,8 @@ def _in_lifetime(
     """The verdict on a call sent while its previous call's cache lives."""
     shared = common_prefix(previous.call.parts, call.parts)
     through = ahead.through(call)
-    cached = [b for b in previous.call.breakpoints if b < shared]
-    entries = [b for b in cached if through[b] >= ahead.minimum]
-    found = within_lookback(call, entries)
-    expected = max((through[b] for b in found), default=0)
+    cached, entries, found = _held(previous, call, ahead, shared, through)
+    expected = through[max(found)] if found else 0
     if reported is not None and reported < expected * (1 - READ_TOLERANCE):
         return Verdict(expected, "unexplained")
     if previous.call.breakpoints and max(previous.call.breakpoints) >= shared:
@@ -165,6 +164,29 @@ def _in_lifetime(
     if cached and expected == 0:
         return Verdict(0, "below_minimum")
     return Verdict(expected)
+
+
+def _held(
+    previous: Previous, call: SentCall, ahead: Outlook, shared: int, through: list[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """The previous call's cached prefixes ``call`` shares (``shared`` parts in common), those at or above
+    the minimum (``through``: ``ahead.through(call)``), and those some breakpoint of ``call`` finds: the
+    prefixes the provider holds for it."""
+    cached = [b for b in previous.call.breakpoints if b < shared]
+    entries = [b for b in cached if through[b] >= ahead.minimum]
+    return cached, entries, within_lookback(call, entries)
+
+
+def read_through(previous: Previous | None, call: SentCall, ahead: Outlook) -> int:
+    """The index of the last part of ``call`` it reads from the cache if sent under ``ahead`` (-1: none).
+
+    The prefix ``judge`` expects (its ``expected_read_tokens`` is ``ahead.through(call)`` there).
+    """
+    if ahead.state != "live" or previous is None:
+        return -1
+    shared = common_prefix(previous.call.parts, call.parts)
+    _, _, found = _held(previous, call, ahead, shared, ahead.through(call))
+    return max(found, default=-1)
 
 
 @dataclass(frozen=True)
@@ -283,39 +305,49 @@ def prompt_stretches(total: int, expected_read: int, call: SentCall, ahead: Outl
     return Tokens(total - read - write, read, write, 0)
 
 
-def change_cache_loss(before: SentCall, after: SentCall, ahead: Outlook) -> int:
-    """The tokens (``ahead``'s units) the next call writes again because it sends ``after``, not ``before``.
+def change_cache_loss(previous: Previous | None, before: SentCall, after: SentCall, ahead: Outlook) -> int:
+    """What the next call writes again (``ahead``'s units) because it sends ``after``, not ``before``.
 
-    The cache keeps ``before``'s cached prefixes that end before the first change; the parts of
-    the lost ones that ``after`` still sends are written again instead of read. A part ``after``
-    leaves out is not among them: it is no longer sent, so it is saved, not lost. None once the
-    cache expired (or for a provider without one).
+    Both are judged against what the provider holds (``previous``, under ``ahead``): the read
+    ``before`` would make, less the parts of it ``after`` no longer sends (those are saved, not
+    lost), minus the read ``after`` makes. Negative when the change restores cache: ``after``
+    reads what ``before`` would write again. 0 once the cache expired, before a first call
+    (nothing is held) or for a provider without a cache.
     """
-    if not ahead.priced:
-        return 0
-    shared = common_prefix(before.parts, after.parts)
-    marks = cached_marks(before, ahead)
-    kept = max((m for m in marks if m < shared), default=-1)
-    lost = {p.part for p in before.parts[kept + 1 : marks[-1] + 1]} if marks else set()
-    return round(sum(p.tokens for p in after.parts[kept + 1 :] if p.part in lost) * ahead.scale)
+    return kept_read(previous, before, {p.part for p in after.parts}, ahead) - expected_read(
+        previous, after, ahead
+    )
 
 
-def part_cache_losses(call: SentCall, ahead: Outlook) -> list[int]:
+def expected_read(previous: Previous | None, call: SentCall, ahead: Outlook) -> int:
+    """The tokens (``ahead``'s units) ``call`` reads from the cache: ``judge``'s ``expected_read_tokens``."""
+    index = read_through(previous, call, ahead)
+    return ahead.through(call)[index] if index >= 0 else 0
+
+
+def kept_read(previous: Previous | None, before: SentCall, sent: set[PartID], ahead: Outlook) -> int:
+    """``before``'s expected read less its parts not in ``sent`` (left out or summarized: saved, not lost)."""
+    held = read_through(previous, before, ahead)
+    return round(sum(p.tokens for p in before.parts[: held + 1] if p.part in sent) * ahead.scale)
+
+
+def part_cache_losses(previous: Previous | None, call: SentCall, ahead: Outlook) -> list[int]:
     """For each index of ``call`` (and one past its end), what a change there costs, in ``ahead``'s units.
 
-    The cache holds ``call``'s prefix through each of its breakpoints (one shorter than the
-    minimum is not cached): a change at an index keeps the prefixes that end before it and
-    loses the rest. Nothing is lost when the outlook prices nothing (no cache, or expired).
+    Against what the provider holds (``previous``): a change at an index keeps the read of the
+    held prefixes that end before it and loses the rest of the expected read. Nothing is lost when
+    the outlook holds nothing (no cache, expired, or before a first call).
     """
-    if not ahead.priced:
+    if ahead.state != "live" or previous is None:
         return [0] * (len(call.parts) + 1)
     through = ahead.through(call)
-    marks = cached_marks(call, ahead)
-    full = through[marks[-1]] if marks else 0
+    _, _, found = _held(previous, call, ahead, common_prefix(previous.call.parts, call.parts), through)
+    found.sort()
+    full = through[found[-1]] if found else 0
     losses, kept, k = [], 0, 0
     for index in range(len(call.parts) + 1):
-        while k < len(marks) and marks[k] < index:
-            kept = through[marks[k]]
+        while k < len(found) and found[k] < index:
+            kept = through[found[k]]
             k += 1
         losses.append(full - kept)
     return losses
