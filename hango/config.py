@@ -57,6 +57,8 @@ class Config:
     mcp_allow_networks: str | None = None  # networks an MCP URL may reach beyond the public internet
     mcp_connect_timeout: float = 10.0  # seconds to reach an MCP server and start its session
     mcp_call_timeout: float = 30.0  # seconds for one tools/list or tools/call answer
+    # seconds for a whole listing at attach or refresh (connect and every page): under gunicorn's 30 s
+    mcp_list_timeout: float = 20.0
     mcp_max_answer_bytes: int = 1_000_000  # the largest answer read from an MCP server
 
     def __post_init__(self) -> None:
@@ -137,6 +139,7 @@ _ENV = {
     "mcp_allow_networks": "HANGO_MCP_ALLOW_NETWORKS",
     "mcp_connect_timeout": "HANGO_MCP_CONNECT_TIMEOUT",
     "mcp_call_timeout": "HANGO_MCP_CALL_TIMEOUT",
+    "mcp_list_timeout": "HANGO_MCP_LIST_TIMEOUT",
     "mcp_max_answer_bytes": "HANGO_MCP_MAX_ANSWER_BYTES",
 }
 

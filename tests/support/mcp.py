@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,15 +45,33 @@ def write_catalog(folder: Path, **more: dict) -> Path:
 @contextlib.contextmanager
 def http_mcp_server(token: str, extra_tools: int = 0, description_chars: int = 20) -> Iterator[str]:
     """``tests/fakes/mcp_http_server.py`` in a process of its own; yields its endpoint URL."""
+    with _served("tests.fakes.mcp_http_server", token, str(extra_tools), str(description_chars)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def list_server(**spec: Any) -> Iterator[str]:
+    """``tests/fakes/mcp_list_server.py`` serving ``spec`` in a process of its own; yields its endpoint URL."""
+    with _served("tests.fakes.mcp_list_server", json.dumps(spec)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _served(module: str, *args: str) -> Iterator[str]:
     port = free_port()
-    args = [str(port), token, str(extra_tools), str(description_chars)]
-    process = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_http_server", *args], cwd=REPO)
+    process = subprocess.Popen([sys.executable, "-m", module, str(port), *args], cwd=REPO)
     try:
         wait_until(lambda: _listening(port), timeout=60)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()
         process.wait(timeout=30)
+
+
+def requests_seen(url: str) -> int:
+    """How many MCP requests the list server at ``url`` has received."""
+    with urllib.request.urlopen(url.removesuffix("/mcp") + "/seen", timeout=30) as answer:
+        return json.load(answer)["requests"]
 
 
 def _listening(port: int) -> bool:
