@@ -30,7 +30,12 @@ MAX_TOOL_BYTES = 64_000  # one tool's name, description and schema: a model read
 MAX_LIST_BYTES = 1_000_000  # the whole stored list, what every inspect and run of its agents reads
 # the shape the MCP specification gives a tool's name; a part id holds it as it is
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-TASK_REQUIRED = "task_required"  # the server runs the tool only as a task, which hango does not send
+TASK_REQUIRED = "task_required"
+# why a listed tool is never sent, in words the inspector shows: the one table of these reasons
+UNAVAILABLE = {
+    TASK_REQUIRED: 'the server runs this tool only as a task (execution.taskSupport "required"), '
+    "which hango does not support",
+}
 
 
 class ListRefused(ServerFailure):
@@ -55,7 +60,7 @@ def _canonical(value: Any) -> bytes:
 
 
 def unavailable(tool: dict[str, Any]) -> str | None:
-    """Why a stored tool is never sent to a model (a word of ``hango.inspector`` part states), or None."""
+    """Why a stored tool is never sent to a model (a key of ``UNAVAILABLE``), or None."""
     if tool.get("task_support") == "required":
         return TASK_REQUIRED
     return None
