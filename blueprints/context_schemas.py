@@ -80,6 +80,12 @@ class PartSchema(Schema):
     )
 
 
+class UnavailableToolSchema(Schema):
+    tool = fields.String(required=True, metadata={"description": "the tool's name on its server"})
+    reason = fields.String(required=True, metadata={"enum": ["task_required"]})
+    why = fields.String(required=True, metadata={"description": "the reason in words"})
+
+
 class ToolGroupSchema(Schema):
     server = fields.String(
         required=True,
@@ -114,6 +120,11 @@ class ToolGroupSchema(Schema):
     cache_loss_tokens = fields.Integer(
         required=True,
         metadata={"description": "what a change of the group costs the cache: its first tool's"},
+    )
+    unavailable = fields.List(
+        fields.Nested(UnavailableToolSchema),
+        required=True,
+        metadata={"description": "the server's chosen tools hango never sends (not parts), each with why"},
     )
 
 

@@ -12,7 +12,7 @@ from marshmallow import Schema, fields, validate
 from blueprints.common import ReasonSchema, error_response, found, page_of, paged
 from hango import tenancy
 from hango.api import Blueprint
-from hango.mcp import servers
+from hango.mcp import servers, tool_lists
 from hango.mcp.addresses import MAX_URL
 from hango.mcp.catalog import MAX_NAME, NAME, NAME_RULE
 from hango.store.pages import Page
@@ -27,6 +27,11 @@ class McpToolSchema(Schema):
     name = fields.String()
     description = fields.String()
     input_schema = fields.Dict()
+    unavailable = fields.Function(
+        tool_lists.unavailable,
+        allow_none=True,
+        metadata={"description": "why hango never sends this tool (`task_required`), or null"},
+    )
 
 
 class McpServerSchema(Schema):
@@ -67,7 +72,7 @@ class RefreshSchema(ReasonSchema):
 
 class AttachSchema(Schema):
     tools = fields.List(
-        fields.String(validate=validate.Length(min=1, max=64)),
+        fields.String(validate=validate.Length(min=1, max=128)),
         allow_none=True,
         load_default=None,
         validate=validate.Length(max=1000),

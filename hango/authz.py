@@ -7,6 +7,8 @@ Rules, from most open to most closed:
 - ``admin``: the tenant's owners and admins.
 - ``agent:read``: an agent of the tenant (every role may read every agent).
 - ``agent:write``: owners and admins, or a member who owns the agent.
+- ``agent:admin``: owners and admins, on an agent of the tenant (attaching or detaching an MCP
+  server: only they make hango contact a server, with the headers they sealed).
 - ``session``: owners and admins, or the member who owns the session.
 - ``run``: as ``session``, for the run's session.
 - ``api_key``: owners and admins, or the member the key belongs to.
@@ -76,8 +78,8 @@ TABLE: dict[tuple[str, str], str] = {
     ("PUT", f"{AGENT}/skills/<string:name>"): "agent:write",
     ("DELETE", f"{AGENT}/skills/<string:name>"): "agent:write",
     ("GET", f"{AGENT}/mcp-servers"): "agent:read",
-    ("PUT", f"{AGENT}/mcp-servers/<uuid:server_id>"): "agent:write",
-    ("DELETE", f"{AGENT}/mcp-servers/<uuid:server_id>"): "agent:write",
+    ("PUT", f"{AGENT}/mcp-servers/<uuid:server_id>"): "agent:admin",
+    ("DELETE", f"{AGENT}/mcp-servers/<uuid:server_id>"): "agent:admin",
     ("GET", "/v1/mcp-servers"): "tenant",
     ("POST", "/v1/mcp-servers"): "admin",
     ("GET", MCP_SERVER): "mcp_server",
@@ -120,6 +122,7 @@ WRITES_OF_READABLE: dict[str, list[str]] = {
     "admin": ["owner", "admin"],
     "member:admin": ["owner", "admin"],
     "mcp_server:admin": ["owner", "admin"],
+    "agent:admin": ["owner", "admin"],
 }
 
 
@@ -151,9 +154,10 @@ def enforce() -> None:
     elif rule in ("mcp_server", "mcp_server:admin"):
         g.mcp_server = _found(store.mcp_servers.get(args["server_id"]))
         _require(rule == "mcp_server" or who.is_admin, rule)
-    elif rule in ("agent:read", "agent:write"):
+    elif rule in ("agent:read", "agent:write", "agent:admin"):
         g.agent = _found(store.agents.get(args["agent_id"]))
-        _require(rule == "agent:read" or owns(g.agent.owner_id), rule)
+        may_write = who.is_admin if rule == "agent:admin" else owns(g.agent.owner_id)
+        _require(rule == "agent:read" or may_write, rule)
     elif rule == "session":
         g.session = _found(store.sessions.get(args["session_id"]))
         _require(owns(g.session.owner_id), rule)

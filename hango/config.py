@@ -57,6 +57,8 @@ class Config:
     mcp_allow_networks: str | None = None  # networks an MCP URL may reach beyond the public internet
     mcp_connect_timeout: float = 10.0  # seconds to reach an MCP server and start its session
     mcp_call_timeout: float = 30.0  # seconds for one tools/list or tools/call answer
+    # seconds for a whole listing at attach or refresh (connect and every page): under gunicorn's 30 s
+    mcp_list_timeout: float = 20.0
     mcp_max_answer_bytes: int = 1_000_000  # the largest answer read from an MCP server
     mcp_pool_idle_seconds: float = 300.0  # a worker closes an MCP connection no call used for this long
     mcp_pool_max: int = 32  # MCP connections (stdio processes) one worker process holds at most
@@ -139,6 +141,7 @@ _ENV = {
     "mcp_allow_networks": "HANGO_MCP_ALLOW_NETWORKS",
     "mcp_connect_timeout": "HANGO_MCP_CONNECT_TIMEOUT",
     "mcp_call_timeout": "HANGO_MCP_CALL_TIMEOUT",
+    "mcp_list_timeout": "HANGO_MCP_LIST_TIMEOUT",
     "mcp_max_answer_bytes": "HANGO_MCP_MAX_ANSWER_BYTES",
     "mcp_pool_idle_seconds": "HANGO_MCP_POOL_IDLE_SECONDS",
     "mcp_pool_max": "HANGO_MCP_POOL_MAX",

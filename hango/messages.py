@@ -47,6 +47,8 @@ class ToolDef:
     name: str
     description: str
     input_schema: dict[str, Any]
+    # the inspector's part id, when the name is a substitute it cannot be read from (never sent)
+    part: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,8 @@ from hango.agent.parts import (
     SourcedBlock,
     SourcedMessage,
     is_server_part,
-    name_server,
     server_part,
-    tool_name,
-    tool_part,
+    tool_server,
 )
 from hango.messages import Block, Message, TextBlock
 
@@ -55,20 +53,19 @@ class Overrides:
         override = self.get(part)
         return override is not None and override.action == EXCLUDE
 
-    def excluded_tools(self) -> frozenset[str]:
-        """The names the model knows the tools excluded one by one by (``<server>__<tool>`` for an MCP
-        tool); a whole server's exclusion is ``excluded_servers``."""
-        return frozenset(tool_name(p) for p in self.agent if p.startswith("tool:") and not is_server_part(p))
+    def excluded_tools(self) -> frozenset[PartID]:
+        """The parts of the tools excluded one by one; a whole server's exclusion is ``excluded_servers``."""
+        return frozenset(p for p in self.agent if p.startswith("tool:") and not is_server_part(p))
 
     def excluded_servers(self) -> frozenset[str]:
         """The MCP servers excluded as a whole (``tool:<server>/*``): every tool they list is left out."""
         return frozenset(p.removeprefix("tool:").partition("/")[0] for p in self.agent if is_server_part(p))
 
-    def excludes_tool(self, name: str) -> bool:
-        """Whether an override leaves out the tool the model knows as ``name``: its own, or its server's."""
-        if self.excludes(tool_part(name)):
+    def excludes_tool(self, part: PartID) -> bool:
+        """Whether an override leaves out the tool of ``part``: its own, or its server's."""
+        if self.excludes(part):
             return True
-        server = name_server(name)
+        server = tool_server(part)
         return server is not None and self.excludes(server_part(server))
 
     def agent_only(self) -> Overrides:

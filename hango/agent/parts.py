@@ -3,9 +3,12 @@
 - ``system:<contributor>`` for a contributor's block (``system:agent``,
   ``system:filesystem``, ``system:memory:/memories/AGENTS.md`` …);
 - ``tool:<name>`` for one built-in tool definition, ``tool:<server>/<tool>`` for one tool of an
-  attached MCP server (sent to the model as ``<server>__<tool>``: ``tool_part`` and ``tool_name``
-  turn one into the other; a server's name has no ``__`` and does not end in ``_``, so the first
-  ``__`` of a sent name ends the server's), and ``tool:<server>/*`` for every tool of that server: an
+  attached MCP server, its name as the server lists it (sent to the model as ``<server>__<tool>``:
+  ``tool_part`` and ``tool_name`` turn one into the other; a server's name has no ``__`` and does
+  not end in ``_``, so the first ``__`` of a sent name ends the server's). When ``<server>__<tool>``
+  is a name a provider cannot take (past 64 characters, or a character other than letters, digits,
+  ``_`` and ``-``), the model knows the tool by a substitute (``server_tool_name``) and its
+  definition carries its part (``part_of``). And ``tool:<server>/*`` for every tool of that server: an
   override target only, never sent, whose exclusion leaves out whatever tools the server's stored list
   holds at each call (a tool the list gains later included);
 - ``message:<seq>`` for one stored message, ``summary`` for the compaction summary;
@@ -18,6 +21,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from collections.abc import Iterable
@@ -26,7 +30,7 @@ from typing import NamedTuple
 
 import regex
 
-from hango.messages import Block, Message
+from hango.messages import Block, Message, ToolDef
 
 PartID = str
 
@@ -38,7 +42,10 @@ PREVIEW_CHARS = 200
 _CONTRIBUTOR = re.compile(r"^[a-z][a-z_]*$")
 _TOOL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # an MCP tool's part: the server's name (the catalog's NAME, its length exact) and the tool's name
-_SERVER_TOOL_PATTERN = "[a-z0-9][a-z0-9_-]{0,31}/[A-Za-z0-9_-]{1,30}"
+_SERVER_TOOL_PATTERN = "[a-z0-9][a-z0-9_-]{0,31}/[A-Za-z0-9_.-]{1,128}"  # the MCP spec's tool names
+MODEL_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a tool name every provider takes
+_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_-]")
+SUBSTITUTE_HASH = 8  # hex digits of the tool name's SHA-256 that end a substitute
 _SERVER_TOOL = re.compile(f"^{_SERVER_TOOL_PATTERN}$")
 _SERVER_PATTERN = "[a-z0-9][a-z0-9_-]{0,31}/\\*"
 _SERVER = re.compile(f"^{_SERVER_PATTERN}$")
@@ -92,8 +99,25 @@ def tool_part(name: str) -> PartID:
 
 
 def server_tool_name(server: str, tool: str) -> str:
-    """The name the model knows an MCP server's tool by: ``<server>__<tool>``."""
-    return f"{server}{SERVER_SEPARATOR}{tool}"
+    """The name the model knows an MCP server's tool by: ``<server>__<tool>``, or when a provider cannot
+    take that, the stable substitute ``<server>__<tool, cut to fit, other characters as _>_<hash>``
+    (``<hash>``: the first 8 hex digits of the SHA-256 of the tool's name), 64 characters at most."""
+    name = f"{server}{SERVER_SEPARATOR}{tool}"
+    if MODEL_TOOL_NAME.match(name):
+        return name
+    digest = hashlib.sha256(tool.encode()).hexdigest()[:SUBSTITUTE_HASH]
+    room = 64 - len(server) - len(SERVER_SEPARATOR) - 1 - SUBSTITUTE_HASH
+    return f"{server}{SERVER_SEPARATOR}{_NOT_IN_NAMES.sub('_', tool)[:room]}_{digest}"
+
+
+def server_tool_part(server: str, tool: str) -> PartID:
+    """The part of an MCP server's tool: ``tool:<server>/<tool>``, the tool's name as the server lists it."""
+    return f"tool:{server}/{tool}"
+
+
+def part_of(tool: ToolDef) -> PartID:
+    """The part of a tool definition: the one it carries (an MCP tool's), else its name's."""
+    return tool.part or tool_part(tool.name)
 
 
 def tool_name(part: PartID) -> str:

@@ -172,6 +172,8 @@ class RunState:
     memory: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
     server_tools: dict[str, ServerTool] = field(default_factory=dict)  # by the name the model calls
+    # by server: the (tool, reason) of each chosen tool its stored list holds that hango never sends
+    unavailable_tools: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     summary: Summary | None = None
     unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     mode: Mode = RUN  # what the calls are for; what assembling one measured is its draft's ``report``

@@ -29,8 +29,8 @@ from hango.agent.parts import (
     SourcedMessage,
     is_scratch,
     kind_of,
+    part_of,
     preview,
-    tool_part,
 )
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
@@ -62,7 +62,7 @@ def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
     """
     shown: dict[tuple[str, str], Shown] = {}
     for tool in assembly.draft.tools:
-        shown[(tool_part(tool.name), tool_hash(tool))] = (tool.name, preview(tool.description).text)
+        shown[(part_of(tool), tool_hash(tool))] = (tool.name, preview(tool.description).text)
     summarizer = SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT))
     for sourced in (*assembly.draft.system, *assembly.captured.system, summarizer):
         block = sourced.block

@@ -17,7 +17,7 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.ledger.record import SentCall, sent_call
 from hango.agent.overrides import Overrides
-from hango.agent.parts import PartID, name_server, server_part, tool_part
+from hango.agent.parts import PartID, name_server, part_of, server_part
 from hango.agent.state import INSPECT, Caller, RunState
 from hango.store import TenantStore
 
@@ -58,7 +58,7 @@ def parts_of(draft: Draft) -> list[PartID]:
     every tool of one) and messages."""
     return [
         *(s.part for s in draft.system),
-        *(tool_part(t.name) for t in draft.tools),
+        *(part_of(t) for t in draft.tools),
         *(server_part(server) for server in servers_of(draft)),
         *(m.part for m in draft.messages),
     ]

@@ -7,7 +7,7 @@ from typing import Any
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block, estimate_message, estimate_tool
 from hango.agent.overrides import REPLACE
-from hango.agent.parts import MalformedPart, PartID, kind_of, tool_part
+from hango.agent.parts import MalformedPart, PartID, kind_of, part_of
 from hango.errors import NotFound, Unprocessable
 from hango.inspector.inspection import Assembly
 from hango.messages import block_to_dict
@@ -44,7 +44,7 @@ def content_of(draft: Draft, part: PartID) -> tuple[Any, int] | None:
         if sourced.part == part:
             return sourced.block.text, estimate_block(sourced.block)
     for tool in draft.tools:
-        if tool_part(tool.name) == part:
+        if part_of(tool) == part:
             return {"description": tool.description, "input_schema": tool.input_schema}, estimate_tool(tool)
     for message in draft.messages:
         if message.part == part:

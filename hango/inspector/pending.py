@@ -26,7 +26,7 @@ from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import Previous
 from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
-from hango.agent.parts import PartID, server_part, tool_part
+from hango.agent.parts import PartID, server_part
 from hango.agent.state import INSPECT, Caller
 from hango.inspector import override_sets
 from hango.inspector.inspection import Assembly, assemble
@@ -170,8 +170,7 @@ def mark_excluded_by(snapshot: Snapshot, assembly: Assembly) -> None:
     if not orphans:
         return
     chain, state = assembly.chain, assembly.state
-    for tool in sorted(overrides.excluded_tools()):
-        part = tool_part(tool)
+    for part in sorted(overrides.excluded_tools()):
         without = Overrides({p: o for p, o in overrides.agent.items() if p != part}, overrides.session)
         back = {b.part for b in chain.system_blocks(dataclasses.replace(state, overrides=without))}
         for view in orphans:

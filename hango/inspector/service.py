@@ -208,7 +208,9 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
     if body["counted"] == "provider":  # one unit: the groups in the provider's count, no estimate beside it
         body["totals"] = scaled_totals(body["totals"], body["total_before"], body["total_after"])
     body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
-    body["tool_groups"] = [vars(group) for group in tool_groups(snapshot.tools, assembly.state.overrides)]
+    state = assembly.state
+    groups = tool_groups(snapshot.tools, state.overrides, state.unavailable_tools)
+    body["tool_groups"] = [vars(group) for group in groups]
     cache = found.cache.verdict(assembly)
     return {
         "session_id": str(session_id),

@@ -24,11 +24,11 @@ from hango.agent.parts import (
     PartID,
     in_part_order,
     kind_of,
+    part_of,
     preview,
     server_part,
     target_of,
     tool_name,
-    tool_part,
     tool_server,
 )
 from hango.inspector.inspection import Assembly
@@ -137,9 +137,9 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook, held: Previou
         for s in draft.system
     ]
     tools = [
-        _view(tool_part(t.name), t.description, estimate_tool(t), (t.description, estimate_tool(t)))
+        _view(part_of(t), t.description, estimate_tool(t), (t.description, estimate_tool(t)))
         if t.name in sent_tools
-        else _view(tool_part(t.name), t.description, estimate_tool(t), None)
+        else _view(part_of(t), t.description, estimate_tool(t), None)
         for t in draft.tools
     ]
     messages = _message_parts(draft, sent, state.overrides)

@@ -10,11 +10,12 @@ sent; ``cache_loss_tokens`` prices a change at its first tool, as each part's is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, server_part
 from hango.inspector.snapshot import PartView
+from hango.mcp.tool_lists import UNAVAILABLE
 
 BUILT_IN = "built-in"
 
@@ -34,17 +35,28 @@ class ToolGroup:
     stale: bool  # an override of a server that gives the call no tool now (detached, or its list empty)
     cached_prefix: bool
     cache_loss_tokens: int
+    # the server's chosen tools hango never sends: {"tool", "reason", "why"} each (``tool_lists.UNAVAILABLE``)
+    unavailable: list[dict[str, str]] = field(default_factory=list)
 
 
-def tool_groups(views: list[PartView], overrides: Overrides) -> list[ToolGroup]:
+def tool_groups(
+    views: list[PartView], overrides: Overrides, unavailable: dict[str, tuple[tuple[str, str], ...]]
+) -> list[ToolGroup]:
     """The groups of inspect's tool ``views``: the built-in one first (when the agent has built-in tools),
-    then the servers in the order their tools are sent."""
+    then the servers in the order their tools are sent, then a server none of whose tools can be sent;
+    each server's ``unavailable`` tools (``RunState.unavailable_tools``) named with why."""
     members: dict[str | None, list[PartView]] = {}
     if any(v.server is None for v in views):
         members[None] = []
     for view in views:
         members.setdefault(view.server, []).append(view)
-    return [_group(server, found, overrides) for server, found in members.items()]
+    for server in unavailable:
+        members.setdefault(server, [])
+    groups = [_group(server, found, overrides) for server, found in members.items()]
+    for group in groups:
+        listed = unavailable.get(group.server or "", ())
+        group.unavailable = [{"tool": t, "reason": r, "why": UNAVAILABLE[r]} for t, r in listed]
+    return groups
 
 
 def _group(server: str | None, views: list[PartView], overrides: Overrides) -> ToolGroup:

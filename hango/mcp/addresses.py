@@ -50,10 +50,39 @@ def parse_url(url: str) -> Endpoint:
     return Endpoint(parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80))
 
 
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix: the IPv4 in the last 32 bits
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215's local-use prefix
+TEREDO = ipaddress.IPv6Network("2001::/32")
+SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (IPv4-mapped or -compatible, 6to4, Teredo's client, NAT64),
+    which a relay or translator on the path may deliver to; None when it carries none."""
+    value = int(address)
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if value >> 32 == 0 and value > 1:  # IPv4-compatible ``::a.b.c.d`` (deprecated; ``::1`` is loopback)
+        return ipaddress.IPv4Address(value)
+    if address in SIX_TO_FOUR:
+        return address.sixtofour
+    if address in TEREDO:
+        return address.teredo[1] if address.teredo else None
+    if address in NAT64:
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    if address in NAT64_LOCAL:  # a /48 prefix: the IPv4's first 16 bits, the "u" octet, its last 16
+        return ipaddress.IPv4Address(((value >> 64) & 0xFFFF) << 16 | (value >> 40) & 0xFFFF)
+    return None
+
+
 def refusal(address: Address, allowed: Sequence[Network]) -> str | None:
-    """Why ``address`` may not be reached (loopback, private, link-local...), or None when it may."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+    """Why ``address`` may not be reached (loopback, private, link-local...), or None when it may; an
+    IPv6 address carrying an IPv4 one is judged by the IPv4 one too."""
+    inner = embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    if inner is not None:
+        reason = refusal(inner, allowed)
+        if reason or address.ipv4_mapped is not None:
+            return reason
     if any(address in network for network in allowed):
         return None
     for kind in ("loopback", "link_local", "private", "multicast", "reserved", "unspecified"):

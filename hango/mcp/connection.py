@@ -44,6 +44,7 @@ from hango.mcp.catalog import CatalogServer
 from hango.mcp.stdio import stdio_streams
 
 T = TypeVar("T")
+HTTP_FALLBACK = "Server returned an error response"  # the SDK's message for an HTTP error status
 
 SESSION_LOST = "the server no longer knows its session"
 SESSION_HEADER = "mcp-session-id"
@@ -174,19 +175,21 @@ class _CappedStream(httpx2.AsyncByteStream):
 class _GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's transport on a pool pinned to ``address``, each answer's body capped at ``cap`` bytes."""
 
-    def __init__(
-        self, address: str, cap: int, ended: Callable[[str], None], lost: Callable[[], None]
-    ) -> None:
+    def __init__(self, address: str, cap: int, connection: Connection) -> None:
         super().__init__()
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=httpx2.create_ssl_context(), network_backend=_PinnedBackend(address)
         )
-        self.cap, self.ended, self.lost = cap, ended, lost
+        self.cap, self.ended, self.lost = cap, connection.end, connection.lose
+        self.connection = connection
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await super().handle_async_request(request)
         if response.status_code == 404 and SESSION_HEADER in request.headers:
             self.lost()  # the spec's word for a session the server ended: a new one must be started
+        if response.status_code >= 400:
+            # the SDK reports a refused request without its status: the connection keeps it to say so
+            self.connection.http_status = response.status_code
         return httpx2.Response(
             status_code=response.status_code,
             headers=response.headers,
@@ -202,7 +205,7 @@ async def _http_streams(stack: contextlib.AsyncExitStack, connection: Connection
     except RefusedAddress as exc:
         raise ServerFailure(str(exc)) from None
     client = httpx2.AsyncClient(
-        transport=_GuardedTransport(address, limits.max_answer_bytes, connection.end, connection.lose),
+        transport=_GuardedTransport(address, limits.max_answer_bytes, connection),
         headers=target.headers,
         timeout=httpx2.Timeout(limits.call_timeout, connect=limits.connect_timeout),
     )
@@ -253,6 +256,7 @@ class Connection:
         self.session: ClientSession | None = None
         self.ended: str | None = None  # why the server's answers stopped, once its transport said so
         self.lost = False  # the server answered 404 to the session: its requests were refused unread
+        self.http_status: int | None = None  # the last HTTP error status the server answered
         self._closed: anyio.Event | None = None
         self._done = False
 
@@ -267,7 +271,7 @@ class Connection:
             connection.close()
             raise ServerFailure(f"server {target.name!r} did not start within {limits.connect_timeout:g} s")
         if failure:
-            raise ServerFailure(f"server {target.name!r}: {connection.ended or describe(failure[0])}")
+            raise ServerFailure(f"server {target.name!r}: {connection.ended or connection.told(failure[0])}")
         return connection
 
     def end(self, reason: str) -> None:
@@ -345,8 +349,18 @@ class Connection:
             return ServerFailure(f"server {name!r}: {SESSION_LOST}", never_ran=True)
         if isinstance(failure, MCPError) and failure.code != CONNECTION_CLOSED and self.ended is None:
             # a JSON-RPC error answer: the server is well, the request was not
-            return ServerFailure(f"server {name!r}: {describe(failure)}", broken=False)
+            return ServerFailure(f"server {name!r}: {self.told(failure)}", broken=False)
         return ServerFailure(f"server {name!r}: {self.ended or describe(failure, self.limits)}")
+
+    def told(self, failure: BaseException) -> str:
+        """``describe(failure)``, with the HTTP status when the SDK stood a generic error in for it."""
+        while isinstance(failure, BaseExceptionGroup) and failure.exceptions:
+            failure = failure.exceptions[0]
+        status = self.http_status
+        if isinstance(failure, MCPError) and failure.message == HTTP_FALLBACK and status is not None:
+            refused = " (the server refused the credentials in its headers)" if status in (401, 403) else ""
+            return f"the server answered HTTP {status}{refused}"
+        return describe(failure)
 
     def close(self) -> None:
         """Stop the session (and a stdio server's process) without waiting for it to go."""

@@ -108,7 +108,9 @@ def target(server: sa.Row, config: Config) -> Target:
 def read_tools(store: TenantStore, config: Config, server: sa.Row) -> sa.Row:
     """List the server's tools now and store the list with its hash (502 when the server fails)."""
     try:
-        listing: ToolList = read_tool_list(target(server, config), Limits.from_config(config))
+        listing: ToolList = read_tool_list(
+            target(server, config), Limits.from_config(config), config.mcp_list_timeout
+        )
     except ServerFailure as exc:
         raise BadGateway(str(exc), code="mcp_server_failed") from None
     stored = store.mcp_servers.store_tools(server.id, listing.tools, listing.hash)

@@ -39,7 +39,12 @@ def test_every_route_has_an_example_request(session_app: Flask):
 
 def test_every_rule_is_known(session_app: Flask):
     known = {"public", "tenant", "admin", "agent:read", "agent:write", "session", "run", "api_key"}
-    assert set(authz.TABLE.values()) <= known | {"member:admin", "mcp_server", "mcp_server:admin"}
+    assert set(authz.TABLE.values()) <= known | {
+        "member:admin",
+        "mcp_server",
+        "mcp_server:admin",
+        "agent:admin",
+    }
 
 
 def test_an_unlisted_v1_route_fails_closed(make_app, acme):

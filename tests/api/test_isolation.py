@@ -30,7 +30,7 @@ def expected_status(example: Example, case: str) -> int:
     if case == "member2":
         return example.ok if rule in ("tenant", "agent:read", "mcp_server") else refused
     if case == "member":
-        return refused if rule in ("admin", "member:admin", "mcp_server:admin") else example.ok
+        return refused if rule in ("admin", "member:admin", "mcp_server:admin", "agent:admin") else example.ok
     return example.ok
 
 

@@ -252,8 +252,8 @@ def test_attach_lists_the_tools_of_a_catalog_stdio_server_and_stores_them(acme):
 
 def test_attach_a_subset_of_tools_and_refuse_a_tool_the_server_does_not_list(acme, world):
     path = f"/v1/agents/{world.agent}/mcp-servers/{world.mcp_server}"
-    subset = acme.member.put(path, json={"tools": ["get_current_time"]})
-    unknown = acme.member.put(path, json={"tools": ["rm_rf"]})
+    subset = acme.owner.put(path, json={"tools": ["get_current_time"]})
+    unknown = acme.owner.put(path, json={"tools": ["rm_rf"]})
 
     assert subset.get_json()["chosen_tools"] == ["get_current_time"]
     assert (unknown.status_code, error_code(unknown)) == (422, "unknown_tool")

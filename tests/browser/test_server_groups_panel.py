@@ -13,9 +13,10 @@ import pytest
 import sqlalchemy as sa
 from playwright.sync_api import expect
 
+from hango.mcp.tool_lists import list_hash
 from hango.store import TenantStore
 from tests.browser.admin import Admin, Api, Demo, inspect_totals
-from tests.support.mcp import store_server
+from tests.support.mcp import listed_tools, store_server
 
 pytestmark = pytest.mark.browser
 
@@ -92,3 +93,25 @@ def test_unchecking_a_server_leaves_out_all_its_tools_and_save_stores_its_part(
     assert [(o["part"], o["action"]) for o in stored] == [(GIT, "exclude")]
     assert admin.shown_totals() == inspect_totals(api.inspect(demo.session_id))
     expect(git_source.get_by_test_id("server-box")).not_to_be_checked()
+
+
+def test_a_task_required_tool_is_shown_unavailable_with_its_reason_under_its_server(
+    admin: Admin, api: Api, demo: Demo, engine: sa.Engine
+):
+    tools = listed_tools(["plain", "needs_task"])
+    tools[1]["task_support"] = "required"
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(demo.tenant_id))
+        owner = store.agents.get(uuid.UUID(demo.agent_id)).owner_id
+        server = store.mcp_servers.create(owner, "tasks", catalog="tasks", url=None, header_names=[])
+        store.mcp_servers.store_tools(server.id, tools, list_hash(tools))
+        store.mcp_servers.attach(uuid.UUID(demo.agent_id), server.id, None)
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+
+    tasks = source(admin, "tool:tasks/*")
+    expect(tasks.locator("tr[data-part]")).to_have_count(1)
+    unavailable = tasks.get_by_test_id("unavailable-tools").locator('li[data-tool="needs_task"]')
+    expect(unavailable).to_contain_text("unavailable: task_required")
+    expect(unavailable).to_contain_text("only as a task")
+    assert "tool:tasks/needs_task" not in {p["id"] for p in api.inspect(demo.session_id)["tools"]}

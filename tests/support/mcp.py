@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,9 +53,22 @@ def http_mcp_server(
 ) -> Iterator[str]:
     """``tests/fakes/mcp_http_server.py`` in a process of its own (on ``port``, or a free one, and
     forgetting sessions ``session_seconds`` after their first request); yields its endpoint URL."""
+    args = (token, str(extra_tools), str(description_chars), str(session_seconds))
+    with _served("tests.fakes.mcp_http_server", *args, port=port) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def list_server(**spec: Any) -> Iterator[str]:
+    """``tests/fakes/mcp_list_server.py`` serving ``spec`` in a process of its own; yields its endpoint URL."""
+    with _served("tests.fakes.mcp_list_server", json.dumps(spec)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _served(module: str, *args: str, port: int | None = None) -> Iterator[str]:
     port = port or free_port()
-    args = [str(port), token, str(extra_tools), str(description_chars), str(session_seconds)]
-    process = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_http_server", *args], cwd=REPO)
+    process = subprocess.Popen([sys.executable, "-m", module, str(port), *args], cwd=REPO)
     try:
         wait_until(lambda: _listening(port), timeout=60)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -70,6 +84,12 @@ def running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def requests_seen(url: str) -> int:
+    """How many MCP requests the list server at ``url`` has received."""
+    with urllib.request.urlopen(url.removesuffix("/mcp") + "/seen", timeout=30) as answer:
+        return json.load(answer)["requests"]
 
 
 def _listening(port: int) -> bool:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from hango.agent.draft import Draft
 from hango.agent.estimator import MessageMemo, estimate_block, estimate_message, estimate_tool
 from hango.agent.ledger.recent import RECENT, Known
-from hango.agent.parts import PartID, tool_part
+from hango.agent.parts import PartID, part_of
 from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def _message_hash(message: Message) -> str:
 
 def sent_call(draft: Draft) -> SentCall:
     """The ledger's view of ``draft`` as it goes to the provider: tools, system blocks, messages."""
-    parts = [SentPart(tool_part(t.name), tool_hash(t), estimate_tool(t)) for t in draft.tools]
+    parts = [SentPart(part_of(t), tool_hash(t), estimate_tool(t)) for t in draft.tools]
     marks = []
     for sourced in draft.system:
         if sourced.block.cache_control:

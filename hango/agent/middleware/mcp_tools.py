@@ -14,13 +14,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hango.agent.middleware.base import Middleware
-from hango.agent.parts import server_tool_name
+from hango.agent.parts import server_tool_name, server_tool_part
 from hango.agent.state import AgentConfig, RunState, ServerTool
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure
 from hango.audit import CALL_CANCELLED, CALL_ERROR, CALL_OK, MCP_SERVER_CALL
 from hango.call_log import failed_call, host_of
 from hango.mcp import calls, servers
 from hango.mcp.connection import Limits
+from hango.mcp.tool_lists import unavailable
 from hango.messages import ToolDef
 from hango.store import TenantStore
 
@@ -29,15 +30,33 @@ if TYPE_CHECKING:
 
 
 def server_tools(attached: list[Any]) -> dict[str, ServerTool]:
-    """The tools of ``attached`` servers (rows of ``McpServers.for_agent``) by the name the model calls."""
+    """The tools of ``attached`` servers (rows of ``McpServers.for_agent``) by the name the model calls;
+    a tool hango cannot call (``tool_lists.unavailable``) is never among them, nor a second tool whose
+    substitute name another tool of the server already has."""
     out: dict[str, ServerTool] = {}
     for server in attached:
         chosen = None if server.chosen is None else set(server.chosen)
         for tool in server.tools or []:
-            if chosen is None or tool["name"] in chosen:
+            if (chosen is None or tool["name"] in chosen) and unavailable(tool) is None:
                 name = server_tool_name(server.name, tool["name"])
-                definition = ToolDef(name, tool["description"], tool["input_schema"])
-                out[name] = ServerTool(server, tool["name"], definition)
+                part = server_tool_part(server.name, tool["name"])
+                definition = ToolDef(name, tool["description"], tool["input_schema"], part)
+                out.setdefault(name, ServerTool(server, tool["name"], definition))
+    return out
+
+
+def unavailable_tools(attached: list[Any]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """By server, the chosen tools of ``attached`` servers that are never sent, each with why."""
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for server in attached:
+        chosen = None if server.chosen is None else set(server.chosen)
+        found = [
+            (tool["name"], reason)
+            for tool in server.tools or []
+            if (chosen is None or tool["name"] in chosen) and (reason := unavailable(tool)) is not None
+        ]
+        if found:
+            out[server.name] = tuple(found)
     return out
 
 
@@ -94,7 +113,8 @@ class McpToolsMiddleware(Middleware):
     name = "mcp"
 
     def before_run(self, state: RunState, ctx: RunContext) -> None:
-        state.server_tools = server_tools(ctx.store.mcp_servers.for_agent(state.agent.id))
+        attached = ctx.store.mcp_servers.for_agent(state.agent.id)
+        state.server_tools, state.unavailable_tools = server_tools(attached), unavailable_tools(attached)
 
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
         return [

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_tool
 from hango.agent.middleware.base import Middleware, ModelHandler
-from hango.agent.parts import tool_part
+from hango.agent.parts import PartID, part_of, tool_part
 from hango.agent.report import OVERRIDDEN, LeftOut
 from hango.agent.state import AgentConfig, RunState
 from hango.messages import Response
@@ -26,7 +26,13 @@ def allowed_tools(agent: AgentConfig, state: RunState) -> frozenset[str]:
     enabled = enabled_tools(agent, state)
     if not overrides.agent:
         return enabled
-    return frozenset(name for name in enabled if not overrides.excludes_tool(name))
+    return frozenset(name for name in enabled if not overrides.excludes_tool(_part(name, state)))
+
+
+def _part(name: str, state: RunState) -> PartID:
+    """The part of the tool the model knows as ``name`` (an MCP tool's may be a substitute's)."""
+    served = state.server_tools.get(name)
+    return tool_part(name) if served is None else part_of(served.definition)
 
 
 class ToolAllowlistMiddleware(Middleware):
@@ -42,7 +48,7 @@ class ToolAllowlistMiddleware(Middleware):
         left_out = LeftOut(
             self.name,
             OVERRIDDEN,
-            tuple(tool_part(t.name) for t in excluded),
+            tuple(part_of(t) for t in excluded),
             sum(estimate_tool(t) for t in excluded),
         )
         sent = tuple(t for t in draft.tools if t.name in allowed)
