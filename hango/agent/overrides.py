@@ -14,9 +14,8 @@ from hango.agent.parts import (
     PartID,
     SourcedBlock,
     SourcedMessage,
+    covering_parts,
     is_server_part,
-    name_server,
-    server_part,
     tool_name,
     tool_part,
 )
@@ -66,10 +65,7 @@ class Overrides:
 
     def excludes_tool(self, name: str) -> bool:
         """Whether an override leaves out the tool the model knows as ``name``: its own, or its server's."""
-        if self.excludes(tool_part(name)):
-            return True
-        server = name_server(name)
-        return server is not None and self.excludes(server_part(server))
+        return any(self.excludes(part) for part in covering_parts(tool_part(name)))
 
     def agent_only(self) -> Overrides:
         """What a subagent sees: its history is its own, so no session overrides."""

@@ -432,7 +432,8 @@ def diff(
     if after is None:
         raise NotFound("no such call in this session")
     facts = facts_of(
-        store.recorded_changes.between(session.id, assembly.state.agent.id, earlier_id, later_id)
+        store.recorded_changes.between(session.id, assembly.state.agent.id, earlier_id, later_id),
+        first=str(earlier_id),
     )
     return {"from_": str(earlier_id), "to": later, **call_diff(before, after, facts)}
 
