@@ -36,6 +36,7 @@ from hango.inspector.call_views import (
     last_of_conversation,
     ledger_call,
     next_call_cost,
+    summarized_messages,
 )
 from hango.inspector.call_words import verdict_words
 from hango.inspector.inspection import Assembly, inspect_session
@@ -374,7 +375,7 @@ def _detail(
     if row is None:
         return None
     call, previous = call_and_previous(store, session_id, call_id)
-    parts = call_parts(call, assembly, previous)
+    parts = call_parts(call, assembly, previous, summarized_messages(store, call, assembly))
     shares = part_costs(
         table.rates(row.model, row.started_at), [p.tokens for p in call.parts], Tokens.of(row._mapping)
     )
