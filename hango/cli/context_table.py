@@ -197,9 +197,9 @@ def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[st
     calibration = snapshot.get("calibration")
     if calibration:
         calls = f"{calibration['calls']} call" + ("s" if calibration["calls"] > 1 else "")
-        lines.append(
-            f"calibrated total {snapshot['calibrated_total']} tokens (× {calibration['ratio']}, from {calls})"
-        )
+        total = snapshot["calibrated_total"]  # None beside the provider's own count: the ratio alone
+        figure = "calibration" if total is None else f"calibrated total {total} tokens"
+        lines.append(f"{figure} (× {calibration['ratio']}, from {calls})")
     return lines
 
 
