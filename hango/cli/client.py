@@ -134,7 +134,10 @@ def from_env() -> Client:
     """A client on ``HANGO_API_URL`` (default ``http://127.0.0.1:8080``) with ``HANGO_API_KEY``."""
     key = os.environ.get("HANGO_API_KEY", "").strip()
     if not key:
-        raise UsageError("HANGO_API_KEY is not set: create a key with `hango admin bootstrap`")
+        raise UsageError(
+            "HANGO_API_KEY is not set: export HANGO_API_URL (the URL scripts/run prints) and HANGO_API_KEY "
+            "(its owner or member key)"
+        )
     return Client(api_url(os.environ.get("HANGO_API_URL") or DEFAULT_API_URL), key)
 
 
