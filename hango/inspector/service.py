@@ -218,10 +218,17 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
         "wire_format": _wire_format_of(agent.model),
         **body,
         **(calibrated.report(body["totals"], body["counted"]) if calibrated else calibration.UNCALIBRATED),
-        # ``reported`` is never null in a stored row: null means no run of the session made a call yet.
+        # ``reported`` is never null in a stored row: null means no run of the session that ended keeping
+        # its turn made a call yet (``Usage.recent``).
         "last_call": None
         if recent.reported is None
-        else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
+        else {
+            "purpose": recent.purpose,
+            "estimated": recent.estimated,
+            "reported": recent.reported,
+            "run_id": str(recent.run_id),
+            "at": recent.at,
+        },
         "cache": cache,
         "next_call_cost": next_call_cost(assembly, cache, found.cache.outlook, deps, body["total_after"]),
         **({"compaction": compaction_preview(assembly)} if snapshot.would_compact or compaction else {}),
