@@ -23,6 +23,9 @@ class AuditArgsSchema(PageArgsSchema):
 class AuditEntrySchema(Schema):
     id = fields.UUID()
     actor_user_id = fields.UUID(allow_none=True)
+    actor_email = fields.String(
+        allow_none=True, metadata={"description": "the actor's email; null: the system"}
+    )
     api_key_id = fields.UUID(allow_none=True)
     action = fields.String()
     object_type = fields.String()
@@ -41,7 +44,7 @@ class AuditLog(MethodView):
     @paged(blp, AuditArgsSchema)
     @blp.response(200, AuditPageSchema)
     def get(self, args: dict) -> Page:
-        """A page of the tenant's audit log, oldest first, filtered by action and object."""
+        """A page of the tenant's audit log, newest first, filtered by action and object."""
         return tenancy.store().audit.page(
             args["cursor"],
             args["limit"],

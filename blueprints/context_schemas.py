@@ -140,9 +140,14 @@ class TotalsSchema(Schema):
 
 
 class LastCallSchema(Schema):
-    purpose = fields.String(required=True, metadata={"description": "`run`, `summarize` or `subagent`"})
+    """The last ``run`` call of a message run of the session that ended keeping its turn (never a try's,
+    a cancelled or failed run's, or a summarize call)."""
+
+    purpose = fields.String(required=True, metadata={"description": "`run`"})
     estimated = fields.Integer(required=True, allow_none=True)
     reported = fields.Integer(required=True)
+    run_id = fields.UUID(required=True, metadata={"description": "the run that made it"})
+    at = fields.DateTime(required=True, metadata={"description": "when the call was recorded"})
 
 
 class CalibrationSchema(Schema):

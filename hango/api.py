@@ -71,6 +71,8 @@ def http_error_response(error: HTTPException) -> Response:
     message = data.get("message") or error.description or error.name
     if error.code == 422:
         message = "the request body or parameters are not valid"
+    if error.code == 413 and request.max_content_length is not None:  # werkzeug's, on Content-Length
+        message = too_large(request.max_content_length)
     status = error.code or 500
     response = envelope(status, _CODES.get(status, "http_error"), message, details)
     if isinstance(error, MethodNotAllowed) and error.valid_methods:
@@ -175,8 +177,13 @@ def request_body() -> bytes:
     rest = request.environ["wsgi.input"]
     if streamed and rest.read(1):
         rest.read(limit)
-        raise PayloadTooLarge(f"the request body is larger than {limit} bytes (HANGO_MAX_BODY_BYTES)")
+        raise PayloadTooLarge(too_large(limit))
     return data
+
+
+def too_large(limit: int) -> str:
+    """The one 413 message, for a body declared too large (``Content-Length``) and one sent chunked."""
+    return f"the request body is larger than {limit} bytes (HANGO_MAX_BODY_BYTES)"
 
 
 def screen_input() -> None:

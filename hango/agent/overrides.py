@@ -14,9 +14,8 @@ from hango.agent.parts import (
     PartID,
     SourcedBlock,
     SourcedMessage,
+    covering_parts,
     is_server_part,
-    server_part,
-    tool_server,
 )
 from hango.messages import Block, Message, TextBlock
 
@@ -63,10 +62,7 @@ class Overrides:
 
     def excludes_tool(self, part: PartID) -> bool:
         """Whether an override leaves out the tool of ``part``: its own, or its server's."""
-        if self.excludes(part):
-            return True
-        server = tool_server(part)
-        return server is not None and self.excludes(server_part(server))
+        return any(self.excludes(covering) for covering in covering_parts(part))
 
     def agent_only(self) -> Overrides:
         """What a subagent sees: its history is its own, so no session overrides."""

@@ -144,6 +144,13 @@ def is_server_part(part: PartID) -> bool:
     return part.startswith("tool:") and part.endswith(f"/{EVERY_TOOL}")
 
 
+def covering_parts(part: PartID) -> tuple[PartID, ...]:
+    """The override targets that cover ``part``: itself and, for an MCP server's tool, ``tool:<server>/*``
+    (the one matcher: what an override leaves out, and what a recorded override explains)."""
+    server = tool_server(part) if part.startswith("tool:") and not is_server_part(part) else None
+    return (part,) if server is None else (part, server_part(server))
+
+
 def name_server(name: str) -> str | None:
     """The MCP server of the tool the model knows as ``name`` (``<server>__<tool>``), None for a built-in."""
     return tool_server(tool_part(name))

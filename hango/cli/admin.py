@@ -39,14 +39,16 @@ def bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
-def create_principal(conn, tenant: str, email: str, role: str, rate_limit: int) -> dict:
-    """Ensure tenant, user and membership exist, and create a key for them."""
+def create_principal(
+    conn, tenant: str, email: str, role: str, rate_limit: int, *, key_name: str = "bootstrap"
+) -> dict:
+    """Ensure tenant, user and membership exist, and create a key named ``key_name`` for them."""
     tenant_row = ensure_tenant(conn, tenant)
     user = ensure_user(conn, email)
     ensure_membership(conn, tenant_row.id, user.id, role)
     key = generate_key()
     store = TenantStore(conn, tenant_row.id)
-    row = store.api_keys.create(user.id, "bootstrap", key, rate_limit)
+    row = store.api_keys.create(user.id, key_name, key, rate_limit)
     store.audit.record(
         "tenant.bootstrap",
         "api_key",

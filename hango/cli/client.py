@@ -1,7 +1,8 @@
 """What the client commands share: an HTTP client of the public API, and one way to run and report.
 
 Exit codes: 0 done, 1 the server answered with an error, 2 usage or configuration error,
-3 the server could not be reached. Errors go to stderr with the server's message and code.
+3 the server could not be reached. Errors go to stderr with the server's message, code and every
+detail it gave (``ApiError``, the one place an API error is rendered).
 """
 
 from __future__ import annotations
@@ -49,11 +50,36 @@ class ApiError(ClientError):
         except (ValueError, KeyError, TypeError):
             message, self.code, error = response.reason or "error", "http_error", {}
         self.status = response.status_code
-        details = self.details = error.get("details")
-        parts = details.get("parts") if isinstance(details, dict) else None
-        # The override routes name the parts a 422 is about; say them on the same line.
-        named = f"; parts: {', '.join(map(str, parts))}" if isinstance(parts, list) and parts else ""
-        super().__init__(f"{message} ({self.status} {self.code}){named}")
+        self.details = error.get("details")
+        details = self.details
+        if isinstance(details, dict):  # a detail that repeats the code (``reason``) says nothing more
+            details = {key: value for key, value in details.items() if value != self.code}
+        said = "; ".join(_detail_lines(details))
+        super().__init__(f"{message} ({self.status} {self.code})" + (f"; {said}" if said else ""))
+
+
+# Where a request-validation error found a field (flask-smorest's first level): not part of its name.
+_LOCATIONS = frozenset({"json", "query", "path", "headers", "form", "files", "cookies"})
+
+
+def _detail_lines(details: Any, name: str = "") -> list[str]:
+    """Every detail of an error envelope, one ``field: what`` each (``to: expected a call id or 'next'``,
+    ``parts: tool:nope``): nested fields joined by dots, lists of words by commas."""
+    if isinstance(details, dict):
+        lines = []
+        for key, value in details.items():
+            located = not name and key in _LOCATIONS and isinstance(value, dict)
+            inner = name if located else f"{name}.{key}" if name else str(key)
+            lines.extend(_detail_lines(value, inner))
+        return lines
+    if isinstance(details, list) and not any(isinstance(v, dict | list) for v in details):
+        words = ", ".join(map(str, details))
+        return [f"{name}: {words}" if name else words] if details else []
+    if isinstance(details, list):
+        return [line for value in details for line in _detail_lines(value, name)]
+    if details is None:
+        return []
+    return [f"{name}: {details}" if name else str(details)]
 
 
 class Client:
@@ -108,7 +134,10 @@ def from_env() -> Client:
     """A client on ``HANGO_API_URL`` (default ``http://127.0.0.1:8080``) with ``HANGO_API_KEY``."""
     key = os.environ.get("HANGO_API_KEY", "").strip()
     if not key:
-        raise UsageError("HANGO_API_KEY is not set: create a key with `hango admin bootstrap`")
+        raise UsageError(
+            "HANGO_API_KEY is not set: export HANGO_API_URL (the URL scripts/run prints) and HANGO_API_KEY "
+            "(its owner or member key)"
+        )
     return Client(api_url(os.environ.get("HANGO_API_URL") or DEFAULT_API_URL), key)
 
 

@@ -192,14 +192,15 @@ def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[st
     if last:
         reported = "-" if last.get("reported") is None else last["reported"]
         lines.append(f"last call: estimated {last['estimated']}, reported by the provider {reported}")
+        lines.append(f"  of run {last['run_id']}")  # the last call of a run that ended keeping its turn
     if snapshot.get("totals_unit") == "provider_scaled":
         lines.append("group totals: the estimates scaled to the provider's count")
     calibration = snapshot.get("calibration")
     if calibration:
         calls = f"{calibration['calls']} call" + ("s" if calibration["calls"] > 1 else "")
-        lines.append(
-            f"calibrated total {snapshot['calibrated_total']} tokens (× {calibration['ratio']}, from {calls})"
-        )
+        total = snapshot["calibrated_total"]  # None beside the provider's own count: the ratio alone
+        figure = "calibration" if total is None else f"calibrated total {total} tokens"
+        lines.append(f"{figure} (× {calibration['ratio']}, from {calls})")
     return lines
 
 

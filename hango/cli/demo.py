@@ -1,5 +1,9 @@
 """``hango demo``: seed (idempotently) a demo tenant, agent and session, and print fresh keys.
 
+Each run mints the owner's and the member's key and revokes the pair the previous run printed
+(keys are stored as hashes only, so a previous key cannot be printed again; keeping its plaintext
+on disk for reuse would be one more secret to guard): the demo tenant holds two live demo keys.
+
 The session's history is produced by really running the ``offline/echo`` agent:
 its ``/tool NAME {json}`` form makes it call tools, so the history holds real
 tool_use/tool_result pairs written by the run loop.
@@ -28,6 +32,9 @@ DEMO_TENANT = "Demo"
 OWNER_EMAIL = "owner@demo.hango.dev"
 MEMBER_EMAIL = "member@demo.hango.dev"
 AGENT_NAME = "Demo agent"
+DEMO_KEY = "demo"  # the name of the keys this command mints
+# the names of the keys an earlier run may have left live ("bootstrap": before the demo's keys had a name)
+EARLIER_KEYS = (DEMO_KEY, "bootstrap")
 
 SYSTEM_PROMPT = (
     "You are hango's demo agent. You help a small team keep notes and plans in the session's files. "
@@ -87,11 +94,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def seed(engine: Engine, config: Config) -> dict[str, Any]:
-    """Create (or find) the demo tenant, agent and session; print-ready ids and fresh keys."""
+    """Create (or find) the demo tenant, agent and session; print-ready ids and fresh keys (the previous
+    run's revoked)."""
     with engine.begin() as conn:
-        owner = create_principal(conn, DEMO_TENANT, OWNER_EMAIL, "owner", config.default_rate_limit)
-        member = create_principal(conn, DEMO_TENANT, MEMBER_EMAIL, "member", config.default_rate_limit)
+        owner = create_principal(
+            conn, DEMO_TENANT, OWNER_EMAIL, "owner", config.default_rate_limit, key_name=DEMO_KEY
+        )
+        member = create_principal(
+            conn, DEMO_TENANT, MEMBER_EMAIL, "member", config.default_rate_limit, key_name=DEMO_KEY
+        )
         store = TenantStore(conn, uuid.UUID(owner["tenant_id"]))
+        for made in (owner, member):  # the previous run's pair stops working
+            user, key = uuid.UUID(made["user_id"]), uuid.UUID(made["api_key_id"])
+            for revoked in store.api_keys.revoke_named(user, EARLIER_KEYS, keep=key):
+                detail = {"prefix": revoked.prefix}
+                store.audit.record(
+                    "api_key.delete",
+                    "api_key",
+                    revoked.id,
+                    actor_user_id=None,
+                    api_key_id=None,
+                    detail=detail,
+                )
         agent, session, fresh = _agent_and_session(store, uuid.UUID(owner["user_id"]))
     if fresh:
         caller = Caller(user_id=uuid.UUID(owner["user_id"]), api_key_id=None)

@@ -2,12 +2,14 @@
 
 The ledger keeps no content, so a past call's parts are shown from what the
 session and its agent hold now: a part is shown (label, preview) only when a
-current source has exactly the hash the call sent; otherwise it is marked
+current source has exactly the hash the call sent (a stored message counts though a compaction
+summarized it since: it is stored as it was sent); otherwise it is marked
 ``changed_since_call`` and shows nothing but its id and tokens.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hango.agent.compaction import SUMMARIZER, SUMMARIZER_PROMPT
@@ -29,12 +31,14 @@ from hango.agent.parts import (
     SourcedMessage,
     is_scratch,
     kind_of,
+    message_seq,
     part_of,
     preview,
 )
+from hango.agent.state import StoredMessage
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
-from hango.messages import Block, ToolUseBlock
+from hango.messages import Block, ToolUseBlock, message_from_dict
 from hango.providers.prices import prices_of
 from hango.store import TenantStore
 
@@ -54,11 +58,15 @@ def ledger_label(part: str) -> str:
     return "transcript of the summarized messages" if part == TRANSCRIPT else label_of(part)
 
 
-def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
+def current_sources(
+    assembly: Assembly, summarized: Sequence[StoredMessage] = ()
+) -> dict[tuple[str, str], Shown]:
     """Every (part id, hash) the session's sources can produce now, with its label and preview.
 
     Both the original and the overridden form of each part count: a call sent
-    before an override was saved, or after, matches what it sent.
+    before an override was saved, or after, matches what it sent. ``summarized``: stored messages a
+    compaction folded into the summary since (the next call no longer sends them, but they are stored
+    as they were sent).
     """
     shown: dict[tuple[str, str], Shown] = {}
     for tool in assembly.draft.tools:
@@ -67,7 +75,7 @@ def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
     for sourced in (*assembly.draft.system, *assembly.captured.system, summarizer):
         block = sourced.block
         shown[(sourced.part, block_hash(block))] = (label_of(sourced.part), preview(block.text).text)
-    stored = [SourcedMessage(m.part, m.message) for m in assembly.state.history]
+    stored = [SourcedMessage(m.part, m.message) for m in (*summarized, *assembly.state.history)]
     messages = [*stored, *assembly.draft.messages, *assembly.captured.messages]
     names = {b.id: b.name for m in messages for b in m.message.content if isinstance(b, ToolUseBlock)}
     for sourced in messages:
@@ -88,12 +96,20 @@ def since_previous(sent: SentPart, previous: dict[str, str] | None) -> str | Non
     return "same" if previous[sent.part] == sent.hash else "changed"
 
 
-def call_parts(call: SentCall, assembly: Assembly, previous: SentCall | None = None) -> list[dict[str, Any]]:
+def call_parts(
+    call: SentCall,
+    assembly: Assembly,
+    previous: SentCall | None = None,
+    summarized: Sequence[StoredMessage] = (),
+) -> list[dict[str, Any]]:
     """A past call's parts in the inspect part shape, rebuilt from current sources where they still match.
 
-    Each part says how it stands against ``previous`` (the previous call of its lineage).
+    A part is ``changed_since_call`` only when no source hashes to what was sent (an edit, a replace
+    override, a deletion); a message a later compaction summarized is stored unchanged
+    (``summarized``, ``summarized_messages``). Each part says how it stands against ``previous`` (the
+    previous call of its lineage).
     """
-    shown = current_sources(assembly)
+    shown = current_sources(assembly, summarized)
     marks = set(call.breakpoints)
     before = None if previous is None else {p.part: p.hash for p in previous.parts}
     views = []
@@ -114,6 +130,18 @@ def call_parts(call: SentCall, assembly: Assembly, previous: SentCall | None = N
             }
         )
     return views
+
+
+def summarized_messages(store: TenantStore, call: SentCall, assembly: Assembly) -> list[StoredMessage]:
+    """The stored messages ``call`` sent that the next call no longer carries (a compaction folded them
+    into its summary since), read by seq: one bounded query, none when there are none."""
+    carried = {m.seq for m in assembly.state.history}
+    seqs = [seq for p in call.parts if (seq := message_seq(p.part)) is not None and seq not in carried]
+    if not seqs:
+        return []
+    rows = store.messages.of_seqs(assembly.state.session_id, seqs)
+    # hashed from the stored content, not the stored hash: what is shown is what the content hashes to
+    return [StoredMessage(r.seq, message_from_dict({"role": r.role, "content": r.content})) for r in rows]
 
 
 def ledger_call(store: TenantStore, session_id: Any, call_id: Any) -> SentCall | None:

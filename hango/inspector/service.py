@@ -36,6 +36,7 @@ from hango.inspector.call_views import (
     last_of_conversation,
     ledger_call,
     next_call_cost,
+    summarized_messages,
 )
 from hango.inspector.call_words import verdict_words
 from hango.inspector.inspection import Assembly, inspect_session
@@ -219,10 +220,17 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
         "wire_format": _wire_format_of(agent.model),
         **body,
         **(calibrated.report(body["totals"], body["counted"]) if calibrated else calibration.UNCALIBRATED),
-        # ``reported`` is never null in a stored row: null means no run of the session made a call yet.
+        # ``reported`` is never null in a stored row: null means no run of the session that ended keeping
+        # its turn made a call yet (``Usage.recent``).
         "last_call": None
         if recent.reported is None
-        else {"purpose": recent.purpose, "estimated": recent.estimated, "reported": recent.reported},
+        else {
+            "purpose": recent.purpose,
+            "estimated": recent.estimated,
+            "reported": recent.reported,
+            "run_id": str(recent.run_id),
+            "at": recent.at,
+        },
         "cache": cache,
         "next_call_cost": next_call_cost(assembly, cache, found.cache.outlook, deps, body["total_after"]),
         **({"compaction": compaction_preview(assembly)} if snapshot.would_compact or compaction else {}),
@@ -376,7 +384,7 @@ def _detail(
     if row is None:
         return None
     call, previous = call_and_previous(store, session_id, call_id)
-    parts = call_parts(call, assembly, previous)
+    parts = call_parts(call, assembly, previous, summarized_messages(store, call, assembly))
     shares = part_costs(
         table.rates(row.model, row.started_at), [p.tokens for p in call.parts], Tokens.of(row._mapping)
     )
@@ -434,7 +442,8 @@ def diff(
     if after is None:
         raise NotFound("no such call in this session")
     facts = facts_of(
-        store.recorded_changes.between(session.id, assembly.state.agent.id, earlier_id, later_id)
+        store.recorded_changes.between(session.id, assembly.state.agent.id, earlier_id, later_id),
+        first=str(earlier_id),
     )
     return {"from_": str(earlier_id), "to": later, **call_diff(before, after, facts)}
 

@@ -53,3 +53,19 @@ class ApiKeys(Scoped):
             .with_for_update()
         )
         return list(self.conn.execute(query).scalars())
+
+    def revoke_named(self, user_id: uuid.UUID, names: tuple[str, ...], keep: uuid.UUID) -> list[sa.Row]:
+        """Revoke the user's unrevoked keys with one of ``names``, all but ``keep``; their ``id`` and ``prefix``."""
+        wanted = self.where(
+            api_keys.c.user_id == user_id,
+            api_keys.c.name.in_(names),
+            api_keys.c.id != keep,
+            api_keys.c.revoked_at.is_(None),
+        )
+        query = (
+            sa.update(api_keys)
+            .where(wanted)
+            .values(revoked_at=sa.func.now())
+            .returning(api_keys.c.id, api_keys.c.prefix)
+        )
+        return list(self.conn.execute(query))

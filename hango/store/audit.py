@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.audit import is_action
-from hango.db.schema import audit_log
+from hango.db.schema import audit_log, users
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, page
 
@@ -45,6 +45,12 @@ class Audit(Scoped):
         return self.conn.execute(_INSERT, row).one()
 
     def page(self, cursor: str | None, limit: int, **filters: str | None) -> Page:
-        """A page of the log, oldest first; ``filters`` match ``action``, ``object_type``, ``object_id``."""
+        """A page of the log, newest first, each row with its actor's email (``actor_email``, None for
+        the system); ``filters`` match ``action``, ``object_type``, ``object_id``."""
         conditions = [audit_log.c[name] == value for name, value in filters.items() if value is not None]
-        return page(self.conn, self.select(*conditions), audit_log, cursor, limit)
+        query = (
+            sa.select(audit_log, users.c.email.label("actor_email"))
+            .select_from(audit_log.outerjoin(users, users.c.id == audit_log.c.actor_user_id))
+            .where(audit_log.c.tenant_id == self.tenant_id, *conditions)
+        )
+        return page(self.conn, query, audit_log, cursor, limit, newest_first=True)

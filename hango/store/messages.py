@@ -155,6 +155,15 @@ class Messages(Scoped):
             self.conn.execute(self.select(messages.c.run_id == run_id).order_by(messages.c.seq)).all()
         )
 
+    def of_seqs(self, session_id: uuid.UUID, seqs: list[int]) -> list[sa.Row]:
+        """The seq, role and content of the session's messages with these seqs (a past call's, bounded by
+        its parts), in ``seq`` order."""
+        c = messages.c
+        query = sa.select(c.seq, c.role, c.content).where(
+            c.tenant_id == self.tenant_id, c.session_id == session_id, c.seq.in_(seqs)
+        )
+        return list(self.conn.execute(query.order_by(c.seq)))
+
     def delete(self, session_id: uuid.UUID, seq: int) -> bool:
         """Remove one message (a run's rollback removes its messages with ``runs.unanswered_messages``)."""
         return self.delete_rows(messages.c.session_id == session_id, messages.c.seq == seq) == 1

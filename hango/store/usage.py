@@ -8,8 +8,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from hango.audit import CALL_ERROR, MCP_SERVER_CALL
-from hango.db.schema import audit_log, tenants, usage_records
+from hango.db.schema import audit_log, runs, tenants, usage_records
 from hango.store.base import Scoped, new_id
+from hango.store.recorded_changes import KEPT
 
 # The recent calls of an agent and model whose median of reported ÷ estimated input is its calibration.
 CALIBRATION_CALLS = 20
@@ -139,8 +140,9 @@ class Usage(Scoped):
     def recent(self, session_id: Any, agent_id: Any, provider: str, model: str, calls: int) -> sa.Row:
         """The session's last call and the agent's calibration for ``model``, in one statement.
 
-        ``purpose``, ``estimated`` and ``reported`` are the session's most recent call made by a run (a
-        try is none of the session's calls; null before the first);
+        ``purpose``, ``estimated``, ``reported``, ``run_id`` and ``at`` are the session's most recent
+        ``run`` call of a message run that ended keeping its turn (no try, no cancelled or failed run,
+        no summarize call; null before the first);
         ``ratio`` is the median of reported ÷ estimated input tokens over the agent's last ``calls``
         calls of ``provider``/``model`` that have an estimate, and ``calibration_calls`` their number.
         """
@@ -188,9 +190,22 @@ def _recent_statement() -> sa.Select:
     model = sa.bindparam("the_model", type_=c.model.type)
     calls = sa.bindparam("the_calls", type_=sa.Integer)
     reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
+    r = runs.c
     last = (
-        sa.select(c.purpose, c.estimated_input_tokens.label("estimated"), reported.label("reported"))
-        .where(sa.and_(c.tenant_id == tenant_id, c.session_id == session_id, c.run_id.is_not(None)))
+        sa.select(
+            c.purpose,
+            c.estimated_input_tokens.label("estimated"),
+            reported.label("reported"),
+            c.run_id,
+            c.created_at.label("at"),
+        )
+        .join(runs, sa.and_(r.tenant_id == c.tenant_id, r.id == c.run_id))
+        .where(
+            sa.and_(c.tenant_id == tenant_id, c.session_id == session_id, c.purpose == "run"),
+            # a message run that ended keeping its turn: no try, no cancelled or failed run, no compaction
+            r.kind == "message",
+            r.status.in_(KEPT),
+        )
         .order_by(c.created_at.desc())
         .limit(1)
         .subquery()
@@ -200,6 +215,8 @@ def _recent_statement() -> sa.Select:
         last.c.purpose,
         last.c.estimated,
         last.c.reported,
+        last.c.run_id,
+        last.c.at,
         calibration.c.ratio,
         calibration.c.calibration_calls,
     )

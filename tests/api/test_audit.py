@@ -97,7 +97,27 @@ def test_audit_is_for_owners_and_admins_and_filters(acme, world: World):
 
     created = acme.admin.get("/v1/audit?action=agent.create").get_json()["items"]
     assert [e["action"] for e in created] == ["agent.create", "agent.create"]
-    assert created[0]["actor_user_id"] == acme.owner.user_id
+    assert created[1]["actor_user_id"] == acme.owner.user_id  # newest first: the admin's, then the owner's
     on_agent = acme.owner.get(f"/v1/audit?object_type=agent&object_id={world.agent}").get_json()["items"]
     assert [(e["action"], e["detail"]) for e in on_agent] == [("memory.put", {"path": "/memories/x.md"})]
     assert acme.owner.get("/v1/audit?action=agent.explode").status_code == 422
+
+
+def test_the_audit_log_lists_newest_first_and_names_actors_by_email(acme, world: World):
+    for name in ("first", "second", "third"):
+        assert acme.admin.post("/v1/agents", json={"name": name}).status_code == 201
+    acme.owner.patch("/v1/tenant", json={"token_quota": 5000})
+
+    entries = acme.owner.get("/v1/audit").get_json()["items"]
+
+    assert [e["action"] for e in entries[:4]] == [
+        "tenant.update",
+        "agent.create",
+        "agent.create",
+        "agent.create",
+    ]
+    assert [e["created_at"] for e in entries] == sorted((e["created_at"] for e in entries), reverse=True)
+    emails = {m["user_id"]: m["email"] for m in acme.owner.get("/v1/members").get_json()["items"]}
+    assert [e["actor_email"] for e in entries[:2]] == [emails[acme.owner.user_id], emails[acme.admin.user_id]]
+    assert "@" in entries[0]["actor_email"]
+    assert entries[0]["actor_user_id"] == acme.owner.user_id

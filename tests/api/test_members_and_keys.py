@@ -20,8 +20,8 @@ def test_adding_a_member_then_changing_their_role(acme):
     assert changed.get_json()["user_id"] == added.get_json()["user_id"]
     entries = acme.owner.get("/v1/audit?action=member.create").get_json()["items"]
     assert [e["detail"] for e in entries] == [
-        {"role": "member"},
         {"role": "admin", "previous_role": "member"},
+        {"role": "member"},
     ]
 
 
@@ -116,4 +116,4 @@ def test_tenant_settings_are_read_by_all_and_changed_by_owners_and_admins(acme):
     assert changed.get_json()["trace_llm_content"] is True
     assert acme.owner.patch("/v1/tenant", json={"token_quota": None}).get_json()["token_quota"] is None
     entries = acme.owner.get("/v1/audit?action=tenant.update").get_json()["items"]
-    assert [e["detail"]["fields"] for e in entries] == [["token_quota", "trace_llm_content"], ["token_quota"]]
+    assert [e["detail"]["fields"] for e in entries] == [["token_quota"], ["token_quota", "trace_llm_content"]]

@@ -273,7 +273,10 @@ def test_badges_show_counting_the_last_call_cache_loss_and_compaction(admin: Adm
     expect(admin.page.get_by_test_id("counted")).to_have_text("counted by estimate")
     last = inspect["last_call"]
     expect(admin.page.get_by_test_id("last-call")).to_have_text(
-        f"last {last['purpose']} call: estimated {last['estimated']:,} · reported {last['reported']:,}"
+        re.compile(
+            rf"^last call of run {last['run_id'][:8]} \(.+\): "
+            rf"estimated {last['estimated']:,} · reported {last['reported']:,}$"
+        )
     )
     calls = inspect["calibration"]["calls"]
     expect(admin.page.get_by_test_id("calibrated")).to_have_text(

@@ -131,6 +131,20 @@ def _shown_ids(lines: list[str]) -> list[str]:
     return [r for r in rows if r.startswith("message:")]
 
 
+def test_beside_the_providers_count_the_header_shows_the_calibration_ratio_alone():
+    counted = {
+        **SNAPSHOT,
+        "counted": "provider",
+        "calibrated_total": None,
+        "calibration": {"ratio": 1.0066, "calls": 1},
+    }
+
+    lines = render_snapshot(counted, 60, Style(False))
+
+    assert "calibration (× 1.0066, from 1 call)" in lines
+    assert not any("None" in line for line in lines)
+
+
 def test_show_sort_tokens_top_5_rows_and_more_agree_with_each_groups_count_and_show_sent_parts():
     messages = [_message(n, "user" if n % 2 else "assistant", 100 - n, included=n > 10) for n in range(1, 31)]
     snapshot = {**SNAPSHOT, "messages": messages}

@@ -134,7 +134,13 @@ def test_a_run_against_the_provider_calibrates_the_next_inspect(lab: Lab, seeded
         "ratio": pytest.approx(777 / row.estimated_input_tokens, abs=1e-4),
         "calls": 1,
     }
-    assert body["last_call"] == {"purpose": "run", "estimated": row.estimated_input_tokens, "reported": 777}
+    last = {k: body["last_call"][k] for k in ("purpose", "estimated", "reported", "run_id")}
+    assert last == {
+        "purpose": "run",
+        "estimated": row.estimated_input_tokens,
+        "reported": 777,
+        "run_id": str(row.run_id),
+    }
     assert body["model"] == ANTHROPIC
 
 

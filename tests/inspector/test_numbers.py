@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 
 from hango.agent.parts import PREVIEW_CHARS, preview
+from hango.db.schema import runs, usage_records
 from hango.messages import Message, Response, TextBlock, Usage
 from tests.fakes.provider_server import COUNT_TOKENS
 from tests.inspector.conftest import OFFLINE, Lab, assistant, by_id, override_set, user
@@ -96,6 +98,27 @@ def test_last_call_is_the_last_call_of_a_run_with_its_purpose_never_a_try(lab: L
     last = lab.inspect(session)["last_call"]
 
     assert (last["purpose"], last["reported"]) == ("run", 700)
+
+
+def test_last_run_call_is_the_last_call_of_a_run_that_completed_and_names_it(lab: Lab):
+    session = lab.session(lab.agent(model="anthropic/claude-test"), [user("one"), assistant("two")])
+    lab.fake.reply(Response(Message("assistant", (TextBlock("done"),)), "end_turn", Usage(700, 5)))
+    assert lab.say(session, "three").status_code == 201
+    [completed] = lab.store(lambda s: list(s.conn.execute(sa.select(runs.c.id, runs.c.status))))
+    # a whole-turn try, then a compaction's summarize call (its own run): neither is the last run call
+    lab.fake.reply(Response(Message("assistant", (TextBlock("tried"),)), "end_turn", Usage(9, 1)))
+    assert lab.try_(session, {"message": "a try", "mode": "turn"}).status_code in (200, 202)
+    lab.fake.reply(Response(Message("assistant", (TextBlock("a summary"),)), "end_turn", Usage(50, 5)))
+    compacted = lab.who.post_and_wait(f"/v1/sessions/{session}/compact", json={})
+    assert compacted.status_code == 200, compacted.get_json()
+    purposes = lab.store(lambda s: set(s.conn.execute(sa.select(usage_records.c.purpose)).scalars()))
+    assert "summarize" in purposes
+
+    last = lab.inspect(session)["last_call"]
+
+    assert completed.status == "completed"
+    assert (last["purpose"], last["reported"], last["run_id"]) == ("run", 700, str(completed.id))
+    assert last["at"]
 
 
 @pytest.mark.parametrize(

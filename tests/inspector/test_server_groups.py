@@ -272,3 +272,42 @@ def test_a_server_detached_from_the_agent_is_a_tool_list_change(lab: Lab, agent:
 
     part, cause = first_difference(lab, session, to="next")
     assert (part.startswith("tool:time/"), cause) == (True, "tool_list_changed")
+
+
+def test_a_server_wide_override_is_the_named_cause_at_each_of_its_tools_in_either_direction(
+    lab: Lab, agent: str
+):
+    session = lab.session(agent, [user("hello")])
+    assert lab.say(session, "first call").status_code == 201
+    assert lab.put_agent(agent, excluding("tool:time/*")).status_code == 200
+
+    part, cause = first_difference(lab, session, to="next")
+    assert (part.startswith("tool:time/"), cause) == (True, "override_saved")
+
+    assert lab.say(session, "without the time server").status_code == 201
+    older, newer = (call["id"] for call in oldest_first(lab, session))
+    forward = first_difference(lab, session, **{"from": older, "to": newer})
+    backward = first_difference(lab, session, **{"from": newer, "to": older})
+    assert forward == backward == (part, "override_saved")
+
+    # the exclusion cleared brings the tools back: that clearing is the cause, forward and backward
+    assert lab.put_agent(agent, override_set()).status_code == 200
+    assert first_difference(lab, session, to="next") == (part, "override_saved")
+    assert lab.say(session, "with it again").status_code == 201
+    _, middle, newest = (call["id"] for call in oldest_first(lab, session))
+    assert first_difference(lab, session, **{"from": newest, "to": middle}) == (part, "override_saved")
+
+
+def test_messages_only_the_newer_call_sends_are_new_messages_whichever_call_the_diff_starts_from(
+    lab: Lab, agent: str
+):
+    session = lab.session(agent, [user("hello")])
+    assert lab.say(session, "first call").status_code == 201
+    assert lab.say(session, "second call").status_code == 201
+    older, newer = (call["id"] for call in oldest_first(lab, session))
+
+    forward = first_difference(lab, session, **{"from": older, "to": newer})
+    backward = first_difference(lab, session, **{"from": newer, "to": older})
+
+    assert forward[1] == backward[1] == "new_messages"
+    assert forward[0].startswith("message:") and backward[0].startswith("message:")

@@ -121,6 +121,23 @@ def test_a_part_sent_with_a_replacement_that_was_edited_since_is_changed_since_t
     assert part["message:2"]["changed_since_call"] is False
 
 
+def test_past_calls_stay_readable_after_a_compaction(lab) -> None:
+    _, session = two_call_session(lab)
+    calls = [call["id"] for call in oldest_first(lab, session)]
+    before = [call_detail(lab, session, call)["parts"] for call in calls]
+    lab.fake.reply("they greeted each other and listed /")
+    compacted = lab.who.post_and_wait(f"/v1/sessions/{session}/compact", json={})
+    assert compacted.status_code == 200, compacted.get_json()
+    assert lab.inspect(session)["messages"][0]["id"] == "summary"  # the next call sends it instead
+
+    after = [call_detail(lab, session, call)["parts"] for call in calls]
+
+    assert after == before
+    messages = [p for parts in after for p in parts if p["kind"] == "message"]
+    assert len(messages) == 3 + 5 and not any(p["changed_since_call"] for p in messages)
+    assert {p["preview"] for p in messages} >= {"hello", "hi", "what is in /?"}
+
+
 def test_a_call_of_another_session_or_no_call_is_not_found(lab) -> None:
     _, session = two_call_session(lab)
     other = lab.session(lab.agent())

@@ -224,3 +224,23 @@ def test_a_3_mb_body_sent_chunked_gets_413_payload_too_large_not_400(
     assert (refused.status_code, refused.json()["error"]["code"]) == (413, "payload_too_large"), refused.text
     assert str(limit) in refused.json()["error"]["message"]
     assert taken.status_code == 201, taken.text  # a chunked body under the limit is read whole
+
+
+def test_a_3_mb_body_gets_one_413_message_with_content_length_or_chunked(
+    live: Live, live_tenant: MakeTenant
+) -> None:
+    owner = live_tenant(live.url).owner
+    big = json.dumps({"name": "x", "model": "offline/echo", "system_prompt": "x" * 3 * 1024 * 1024}).encode()
+    headers = {"Content-Type": "application/json", "Connection": "close"}
+
+    declared = owner.post("/v1/agents", data=big, headers=headers)
+    streamed = owner.post("/v1/agents", data=chunked(big), headers=headers)
+
+    assert declared.request.headers["Content-Length"] == str(len(big))
+    assert [declared.status_code, streamed.status_code] == [413, 413]
+    assert declared.json()["error"] == streamed.json()["error"]
+    limit = load_config(env={}).max_body_bytes
+    assert (
+        declared.json()["error"]["message"]
+        == f"the request body is larger than {limit} bytes (HANGO_MAX_BODY_BYTES)"
+    )

@@ -6,9 +6,11 @@ part where they differ breaks the provider's cached prefix from there on. Its
 audit rows, stored summaries, memory file writes, runs that ended, their steps,
 and the two calls' own ledger rows), never a guess from the part's kind:
 
-- the newest recorded change that touched the part names the cause;
-- else a message only the later call sends, newer than every message of the
-  earlier one, is ``new_messages`` (seqs only grow);
+- the newest recorded change that touched the part names the cause, matched as overrides match
+  (``covering_parts``: a server's ``tool:<server>/*`` covers each of its tools), and in either
+  direction (a diff from the newer call to the older one sees an exclusion as an addition);
+- else a message only the newer call sends, newer than every message of the
+  older one, is ``new_messages`` (seqs only grow);
 - else, when either call was a try, the try's own overrides and messages are
   the difference (``try_call``); a scratch part (``scratch:<try>:<seq>``) is one always;
 - else ``unknown``.
@@ -24,7 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from hango.agent.ledger.record import SentCall, SentPart, common_prefix
-from hango.agent.parts import SUMMARY, PartID, is_scratch, message_seq, system_part, tool_server
+from hango.agent.parts import (
+    SUMMARY,
+    PartID,
+    covering_parts,
+    is_scratch,
+    message_seq,
+    system_part,
+    tool_server,
+)
 from hango.agent.state import SCRATCH_PURPOSE  # a try's calls, one-call and whole-turn alike
 
 # Every cause, with the words the panel and the CLI show (``hango.inspector.call_words``).
@@ -55,6 +65,7 @@ PROMPT, SKILLS, TODO, MEMORY = (
 # How a part differs between the two calls: the earlier call sent it and the later does not, the other
 # way round, or both sent it with other content.
 REMOVED, ADDED, EDITED = "removed", "added", "edited"
+_UNDONE = {REMOVED: ADDED, ADDED: REMOVED}  # what a diff from the newer call to the older one sees
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,7 @@ class Change:
         """Whether this change made ``part`` differ as ``effect`` says."""
         if self.effect is not None and effect != self.effect:
             return False
-        if part in self.parts or _family(part) in self.families:
+        if any(target in self.parts for target in covering_parts(part)) or _family(part) in self.families:
             return True
         if self.servers and _family(part) == "tool" and tool_server(part) in self.servers:
             return True
@@ -87,29 +98,35 @@ class Change:
 
 @dataclass(frozen=True)
 class Facts:
-    """What was recorded between two calls, oldest first, and whether either call was a try."""
+    """What was recorded between two calls, oldest first, whether either call was a try, and whether the
+    diff runs ``backward`` (its first call is the newer one: what a change removed, the diff adds)."""
 
     changes: tuple[Change, ...] = ()
     tried: bool = False
+    backward: bool = False
 
     def cause_of(self, part: PartID, effect: str) -> str | None:
         """The newest recorded change's cause for ``part`` (None: no recorded change explains it)."""
-        return next((c.cause for c in reversed(self.changes) if c.explains(part, effect)), None)
+        happened = _UNDONE.get(effect, effect) if self.backward else effect
+        return next((c.cause for c in reversed(self.changes) if c.explains(part, happened)), None)
 
 
 NOTHING = Facts()
 
 
-def facts_of(rows: Iterable[Any], later_try: bool = False) -> Facts:
+def facts_of(rows: Iterable[Any], later_try: bool = False, first: str | None = None) -> Facts:
     """The facts in ``hango.store.recorded_changes`` rows (``at, what, detail, seq``), oldest first; ``later_try``:
-    the later call, not in the ledger yet, is a try."""
-    changes, tried = [], later_try
+    the later call, not in the ledger yet, is a try; ``first``: the id of the diff's first call (the
+    diff runs backward when the other call is the older one)."""
+    changes, tried, oldest = [], later_try, None
     for row in rows:
         if row.what == "call":
             tried |= row.detail["purpose"] == SCRATCH_PURPOSE
+            if first is not None and oldest is None:
+                oldest = row.detail["id"]
         else:
             changes.extend(_changes(row.what, row.detail, row.seq))
-    return Facts(tuple(changes), tried)
+    return Facts(tuple(changes), tried, backward=oldest not in (None, first))
 
 
 def _changes(what: str, detail: dict[str, Any], seq: int | None) -> list[Change]:
@@ -182,30 +199,31 @@ def first_difference(earlier: SentCall, later: SentCall, facts: Facts) -> Differ
     if old is None:
         return Difference(index, new.part, _cause(new.part, ADDED, facts, earlier.parts))
     if new is None or old.part not in {p.part for p in later.parts}:
-        return Difference(index, old.part, _cause(old.part, REMOVED, facts))
+        return Difference(index, old.part, _cause(old.part, REMOVED, facts, later.parts))
     if new.part == old.part:
         return Difference(index, new.part, _cause(new.part, EDITED, facts))
     return Difference(index, new.part, _cause(new.part, ADDED, facts, earlier.parts))
 
 
-def _cause(part: PartID, effect: str, facts: Facts, earlier: Sequence[SentPart] = ()) -> str:
-    """What the facts say made ``part`` differ as ``effect`` says (``earlier``: the earlier call's parts)."""
+def _cause(part: PartID, effect: str, facts: Facts, other: Sequence[SentPart] = ()) -> str:
+    """What the facts say made ``part`` differ as ``effect`` says (``other``: the parts of the call that
+    does not send it)."""
     if is_scratch(part):
         return "try_call"
     recorded = facts.cause_of(part, effect)
     if recorded is not None:
         return recorded
-    if effect == ADDED and _newest_message(part, earlier):
+    if effect == (REMOVED if facts.backward else ADDED) and _newest_message(part, other):
         return "new_messages"
     return "try_call" if facts.tried else "unknown"
 
 
-def _newest_message(part: PartID, earlier: Sequence[SentPart]) -> bool:
-    """Whether ``part`` is a stored message newer than every message the earlier call sent."""
+def _newest_message(part: PartID, older: Sequence[SentPart]) -> bool:
+    """Whether ``part`` is a stored message newer than every message the older call sent."""
     seq = message_seq(part)
     if seq is None:
         return False
-    return seq > max((message_seq(p.part) or 0 for p in earlier), default=0)
+    return seq > max((message_seq(p.part) or 0 for p in older), default=0)
 
 
 def _family(part: PartID) -> str:
