@@ -34,9 +34,10 @@ from sqlalchemy.engine import make_url
 
 from hango import run_events, telemetry
 from hango.agent.deps import Deps
-from hango.agent.runner import QueuedRun, execute_run
+from hango.agent.runner import YIELDED, QueuedRun, execute_run
 from hango.agent.state import Caller
 from hango.agent.steps import SHUTDOWN
+from hango.agent.yielding import Yielded
 from hango.inspector.trying import shape_turn
 from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.mcp import calls
@@ -51,6 +52,7 @@ STALLED_HEARTBEATS = 3
 # an answer arriving is stored with its turn, and the run ends ``failed`` (``interrupted``).
 SHUTDOWN_GRACE = 10.0
 RESTART_PAUSE = 2.0  # seconds between a worker that stopped by itself and the next one
+GIVE_BACK = procrastinate.RetryStrategy(retry_exceptions={Yielded})  # at once, as often as a run yields
 
 
 def libpq_url(database_url: str) -> str:
@@ -58,14 +60,30 @@ def libpq_url(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
+def open_slots(concurrency: int, headroom: int) -> int | None:
+    """How many of a worker's ``concurrency`` slots take a job of a tenant with jobs running (None: all).
+
+    ``HANGO_QUEUE_HEADROOM`` keeps the others for tenants with nothing running; at least one stays open,
+    so a single tenant's runs still go on.
+    """
+    return max(1, concurrency - headroom) if headroom > 0 else None
+
+
+def worker_queue(deps: Deps, periodic: bool = True, concurrency: int | None = None) -> procrastinate.App:
     """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic
-    reaper and fold."""
-    connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url))
+    reaper and fold.
+
+    Its connections tell the claim (revision 0019) how many of the worker's ``concurrency`` slots are
+    open to a tenant with jobs running (``hango.claim_open_slots``).
+    """
+    slots = open_slots(concurrency or deps.config.worker_concurrency, deps.config.queue_headroom)
+    claim = {} if slots is None else {"options": f"-c hango.claim_open_slots={slots}"}
+    connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url), kwargs=claim)
     app = procrastinate.App(connector=connector)
     stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
 
-    @app.task(name=RUN_TASK, queue=deps.config.job_queue, pass_context=True)
+    # A run that gives its slot back (``Yielded``) goes back to the queue as the same job: its retry.
+    @app.task(name=RUN_TASK, queue=deps.config.job_queue, pass_context=True, retry=GIVE_BACK)
     def run(
         context: procrastinate.JobContext,
         *,
@@ -80,9 +98,11 @@ def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
         token = otel_context.attach(propagate.extract(trace))
         try:
             with job_span(context, job):
-                execute_run(deps, job, lambda: stop_asked(context), shape_turn)
+                result = execute_run(deps, job, lambda: stop_asked(context), shape_turn)
         finally:
             otel_context.detach(token)
+        if result is not None and result.run.status == YIELDED:
+            raise Yielded()  # after its span ends: giving the slot back is no error of the job
 
     if not periodic:
         return app
@@ -179,7 +199,7 @@ def run_worker(deps: Deps, periodic: bool = True, **overrides: Any) -> None:
     options = worker_options(deps, **overrides)
     try:
         if options.get("wait", True) is False:
-            worker_queue(deps, periodic).run_worker(**options)
+            worker_queue(deps, periodic, options["concurrency"]).run_worker(**options)
         else:
             asyncio.run(_supervise(deps, periodic, options))
     finally:
@@ -202,7 +222,7 @@ async def _supervise(deps: Deps, periodic: bool, options: dict[str, Any]) -> Non
         loop.add_signal_handler(sig, stopping.set)
     while not stopping.is_set():
         try:
-            await _work_until(worker_queue(deps, periodic), options, stopping)
+            await _work_until(worker_queue(deps, periodic, options["concurrency"]), options, stopping)
         except Exception:  # the database is away (or the pool could not open): log it, try again
             log.exception("the queue worker stopped")
         if not stopping.is_set():

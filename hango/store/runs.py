@@ -133,9 +133,19 @@ class Runs(Scoped):
         return self.update_rows([runs.c.id == run_id], job_id=job_id)
 
     def start(self, run_id: uuid.UUID) -> sa.Row | None:
-        """``queued`` → ``running`` (the caller holds the session lock); None when it is not queued any more."""
+        """``queued`` → ``running`` (the caller holds the session lock); None when it is not queued any more.
+
+        A run that gave its slot back (``ran_seconds`` > 0) keeps the time it first started.
+        """
+        started = sa.case((runs.c.ran_seconds > 0, runs.c.started_at), else_=sa.func.now())
         return self.update_rows(
-            [runs.c.id == run_id, runs.c.status == "queued"], status="running", started_at=sa.func.now()
+            [runs.c.id == run_id, runs.c.status == "queued"], status="running", started_at=started
+        )
+
+    def give_back(self, run_id: uuid.UUID, ran_seconds: float) -> sa.Row | None:
+        """``running`` → ``queued`` between two turns, having worked ``ran_seconds`` in all (``hango.agent.yielding``)."""
+        return self.update_rows(
+            [runs.c.id == run_id, runs.c.status == "running"], status="queued", ran_seconds=ran_seconds
         )
 
     def cancel_queued(self, run_id: uuid.UUID) -> sa.Row | None:

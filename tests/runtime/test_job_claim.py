@@ -31,7 +31,7 @@ from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.conftest import OpenChat
 from tests.support.clients import As, Tenant
 from tests.support.net import wait_until
-from tests.support.queue import drain
+from tests.support.queue import drain, worker_thread
 
 WAIT = 60.0
 NOOP_TASK = "tests.noop"
@@ -223,7 +223,6 @@ def listening_worker(app: procrastinate.App, queue: str) -> Iterator[threading.E
     Yields an event set once it has found nothing to take and waits.
     """
     idle = threading.Event()
-    stop = threading.Event()
     fetch = app.job_manager.fetch_job
 
     async def fetch_and_tell(**kwargs):
@@ -233,23 +232,9 @@ def listening_worker(app: procrastinate.App, queue: str) -> Iterator[threading.E
         return job
 
     app.job_manager.fetch_job = fetch_and_tell
-
-    async def work() -> None:
-        async with app.open_async():
-            options = {"queues": [queue], "concurrency": 1, "install_signal_handlers": False}
-            running = asyncio.create_task(app.run_worker_async(**options, fetch_job_polling_interval=3600))
-            await asyncio.to_thread(stop.wait)
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await running
-
-    thread = threading.Thread(target=asyncio.run, args=(work(),), name="listening-worker")
-    thread.start()
-    try:
+    options = {"queues": [queue], "concurrency": 1, "fetch_job_polling_interval": 3600}
+    with worker_thread(app, options, "listening-worker"):
         yield idle
-    finally:
-        stop.set()
-        thread.join(timeout=WAIT)
 
 
 def listens(engine: sa.Engine, queue: str) -> bool:
