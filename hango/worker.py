@@ -20,7 +20,7 @@ import contextlib
 import logging
 import signal
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import procrastinate
@@ -43,7 +43,7 @@ from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.mcp import calls
 from hango.store import TenantStore
 from hango.store.part_costs import FOLD_BATCH, fold_waiting
-from hango.store.runs import INTERRUPTED, reap_every_tenant
+from hango.store.runs import INTERRUPTED, fail_queued_of_jobs, reap_every_tenant
 from hango.telemetry import names
 
 log = logging.getLogger(__name__)
@@ -113,8 +113,8 @@ def worker_queue(deps: Deps, periodic: bool = True, concurrency: int | None = No
     @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
     @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
     async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
-        await asyncio.to_thread(reap_dead_runs, deps)
-        await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
+        stalled = await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
+        await asyncio.to_thread(reap_dead_runs, deps, stalled)
 
     @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
     @app.task(name=FOLD_TASK, queue=deps.config.job_queue)
@@ -159,11 +159,11 @@ async def fail_stalled_jobs(manager: JobManager, queue: str, stalled_after: floa
     return [job.id for job in stalled]
 
 
-def reap_dead_runs(deps: Deps) -> list[Any]:
-    """Fail the runs of this worker's queue that no live worker runs any more, each with an ``error`` step;
-    returns them."""
+def reap_dead_runs(deps: Deps, stalled_jobs: Sequence[int] = ()) -> list[Any]:
+    """Fail the runs of this worker's queue that no live worker runs any more, and those still ``queued``
+    whose job the reaper failed (``stalled_jobs``), each with an ``error`` step; returns them."""
     with deps.engine.begin() as conn:
-        reaped = reap_every_tenant(conn, deps.config.job_queue)
+        reaped = reap_every_tenant(conn, deps.config.job_queue) + fail_queued_of_jobs(conn, stalled_jobs)
         for tenant_id, run_id in reaped:
             TenantStore(conn, tenant_id).run_events.add_next(
                 run_id, run_events.ERROR, {"code": INTERRUPTED["code"], "message": INTERRUPTED["message"]}

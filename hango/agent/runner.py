@@ -8,7 +8,10 @@ connection, so a ``running`` row without a holder is dead; a try run holds a loc
 own instead, and its session's only while it opens its snapshot) and commits once per
 turn, so a crash loses at most the turn in flight and history stays valid. It
 reports every step to ``state.steps`` and stops at a step boundary once its
-cancel is requested, rolling back the turn in flight like a failure does.
+cancel is requested, rolling back the turn in flight like a failure does. Between two
+turns it gives its worker slot back when a less-served tenant or member waits
+(``hango.agent.yielding``): its row is ``queued`` again, and claimed again it goes on
+from its stored history, its deadline counting only its own running time.
 """
 
 from __future__ import annotations

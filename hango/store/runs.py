@@ -227,8 +227,25 @@ def reap_every_tenant(conn: Connection, queue: str) -> list[sa.Row]:
     reads of each tenant, which reap whatever they read).
     """
     on_queue = runs.c.job_id.in_(sa.select(_jobs.c.id).where(_jobs.c.queue_name == queue))
-    dead = sa.update(runs).where(runs.c.status == "running", on_queue, is_dead())
-    reaping = _interrupted(dead, "reaped", runs.c.tenant_id)
+    return _fail_every_tenant(conn, sa.update(runs).where(runs.c.status == "running", on_queue, is_dead()))
+
+
+def fail_queued_of_jobs(conn: Connection, job_ids: Sequence[int]) -> list[sa.Row]:
+    """Fail the runs still ``queued`` whose jobs the reaper failed; returns their ``(tenant_id, id)``.
+
+    Their worker died after it took the job: before it started the run, or after the run gave its
+    slot back (``hango.agent.yielding``) and before the job was back in the queue. No job runs them
+    any more, so they would stay ``queued`` (and their session busy) for ever.
+    """
+    if not job_ids:
+        return []
+    return _fail_every_tenant(
+        conn, sa.update(runs).where(runs.c.status == "queued", runs.c.job_id.in_(job_ids))
+    )
+
+
+def _fail_every_tenant(conn: Connection, update: sa.Update) -> list[sa.Row]:
+    reaping = _interrupted(update, "reaped", runs.c.tenant_id)
     return list(
         conn.execute(reaping.carried_by(sa.select(reaping.runs.c.tenant_id, reaping.runs.c.id))).all()
     )

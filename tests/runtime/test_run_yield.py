@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from hango.agent.deps import Deps
-from hango.worker import worker_options, worker_queue
+from hango.worker import reap_dead_runs, worker_options, worker_queue
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import Chat, shape, tool_call
 from tests.runtime.conftest import OpenChat
@@ -229,3 +229,20 @@ def test_headroom_of_one_lets_a_quiet_tenant_start_while_a_busy_tenant_has_queue
         finally:
             gates.open_all()
         wait_until(lambda: all(ended(busy, run) for run in flood), timeout=WAIT)
+
+
+def test_a_queued_run_whose_job_the_reaper_failed_ends_interrupted_and_frees_its_session(
+    open_chat: OpenChat,
+) -> None:
+    chat = open_chat("anthropic/claude-test")
+    run = post(chat.who, chat.session_id, "hello")  # its worker died holding the job (no worker runs here)
+    with chat.engine.connect() as conn:
+        job = conn.execute(sa.text("select job_id from runs where id = :id"), {"id": run}).scalar_one()
+    deps = Deps(chat.engine, chat.who.client.application.config["HANGO"])
+
+    reaped = reap_dead_runs(deps, [job])
+
+    assert [str(run_id) for _, run_id in reaped] == [run]
+    ended_run = chat.who.get(f"/v1/runs/{run}").get_json()
+    assert (ended_run["status"], ended_run["error"]["code"]) == ("failed", "interrupted")
+    assert post(chat.who, chat.session_id, "again")  # the session is not busy any more
