@@ -125,11 +125,12 @@ def first_free(spans: list[Span], at: float) -> float:
     return at if len(running) < SLOTS else min(running)
 
 
-def fill_slots(member: Member, model: str, runs: int) -> list[str]:
-    """Queue ``runs`` runs of ``member`` on ``model`` and wait until every slot runs one."""
+def fill_slots(member: Member, model: str, runs: int, slots: int = SLOTS) -> list[str]:
+    """Queue ``runs`` runs of ``member`` on ``model`` and wait until ``slots`` of them run (every slot open
+    to a tenant with runs running)."""
     queued = member.queue(member.sessions(model, runs))
     deadline = time.monotonic() + RUN_WAIT
-    while sum(r["status"] == "running" for r in member.runs(queued)) < SLOTS:
+    while sum(r["status"] == "running" for r in member.runs(queued)) < slots:
         assert time.monotonic() < deadline, "the runs never filled the slots"
         time.sleep(0.1)
     return queued
@@ -169,9 +170,10 @@ def held(spans: list[Span], tenant: int, start: float, end: float) -> float:
     return sum(max(0.0, min(s.finished, end) - max(s.started, start)) for s in spans if s.tenant == tenant)
 
 
-def turns_flood(a: Member, b: Member) -> list[float]:
-    """A's member fills its cap with multi-turn runs; once 4 run, B queues 3 quick runs: B's queue waits."""
-    a_runs = fill_slots(a, TURNS_MODEL, FLOOD_RUNS)
+def turns_flood(a: Member, b: Member, headroom: int) -> list[float]:
+    """A's member fills its cap with multi-turn runs; once they hold every slot open to them (4 less the
+    headroom), B queues 3 quick runs: B's queue waits."""
+    a_runs = fill_slots(a, TURNS_MODEL, FLOOD_RUNS, SLOTS - headroom)
     b_runs = b.queue(b.sessions("claude-quick", QUIET_RUNS))
     _, shown_b = ended([(a, a_runs), (b, b_runs)])
     return [s.started - s.queued for s in spans_of(shown_b, 1)]
@@ -285,12 +287,13 @@ def multi_turn(tree: Path, turns: int, hold: float) -> None:
                         (f"{name}: one tenant's {FLOOD_RUNS} runs, runs a minute", f"{throughput(a):.2f}")
                     )
                 else:
-                    waits = turns_flood(a, b)
+                    waits = turns_flood(a, b, headroom)
                     target = "≤ 1" if headroom else f"≤ {hold + 1:g}"
                     text = ", ".join(f"{w:.2f}" for w in waits)
                     rows.append(
                         (f"{name}: B's queue wait, max (each) (s)", f"{max(waits):.2f} ({text})", target)
                     )
+            print("| " + " | ".join((*rows[-1], "")[:3]) + " |", flush=True)
     print(f"tree: {tree}; {turns} calls of {hold} s a run; quick {QUICK_HOLD} s; {SLOTS} slots")
     print("| figure | value | target |")
     print("|---|---|---|")

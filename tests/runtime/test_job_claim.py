@@ -68,10 +68,15 @@ class Queue:
             deferrer = self.web.configure_task(task, connection=conn, queue=self.name)
             return deferrer.defer(timestamp=0)
 
-    def claim(self) -> int | None:
-        """The job the next worker's fetch takes (``None``: nothing it may take)."""
+    def claim(self, open_slots: int | None = None) -> int | None:
+        """The job the next worker's fetch takes (``None``: nothing it may take); ``open_slots`` as a
+        worker with ``HANGO_QUEUE_HEADROOM`` sets it on its connections."""
         query = sa.text("select id from procrastinate_fetch_job_v2(array[:queue]::varchar[], :worker)")
         with self.engine.begin() as conn:
+            if open_slots is not None:
+                conn.execute(
+                    sa.text("select set_config('hango.claim_open_slots', :n, true)"), {"n": str(open_slots)}
+                )
             return conn.execute(query, {"queue": self.name, "worker": self.worker_id}).scalar_one()
 
     def finish(self, job_id: int) -> None:
@@ -160,6 +165,24 @@ def test_the_periodic_jobs_without_a_tenant_are_claimed_while_tenants_are_busy(q
     reap = queue.defer_periodic("hango.reap")
 
     assert [queue.claim(), queue.claim(), queue.claim()] == [flood[0], reap, flood[1]]
+
+
+def test_headroom_keeps_a_workers_other_slots_for_tenants_with_nothing_running(queue: Queue) -> None:
+    busy, quiet = uuid.uuid4(), uuid.uuid4()
+    flood = [queue.defer(member_of(busy)) for _ in range(3)]
+
+    assert queue.claim(open_slots=1) == flood[0]
+    assert queue.claim(open_slots=1) is None  # the worker holds its one open slot: the flood waits
+    reap = queue.defer_periodic("hango.reap")
+    quick = queue.defer(member_of(quiet))
+    assert [queue.claim(open_slots=1), queue.claim(open_slots=1)] == [
+        reap,
+        quick,
+    ]  # nothing running: kept slots
+    assert queue.claim(open_slots=1) is None
+    queue.finish(flood[0])
+    assert queue.claim(open_slots=3) == flood[1]  # two held (the reaper, the quick run) of three open
+    assert queue.claim(open_slots=3) is None  # three held: none left open to a tenant with jobs running
 
 
 def post(who: As, session_id: str, text: str) -> str:
