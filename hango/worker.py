@@ -37,7 +37,7 @@ from hango.agent.deps import Deps
 from hango.agent.runner import YIELDED, QueuedRun, execute_run
 from hango.agent.state import Caller
 from hango.agent.steps import SHUTDOWN
-from hango.agent.yielding import Yielded
+from hango.agent.yielding import Yielded, open_slots
 from hango.inspector.trying import shape_turn
 from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.mcp import calls
@@ -58,15 +58,6 @@ GIVE_BACK = procrastinate.RetryStrategy(retry_exceptions={Yielded})  # at once, 
 def libpq_url(database_url: str) -> str:
     """``database_url`` as psycopg 3 takes it (SQLAlchemy's driver suffix removed)."""
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-def open_slots(concurrency: int, headroom: int) -> int | None:
-    """How many of a worker's ``concurrency`` slots take a job of a tenant with jobs running (None: all).
-
-    ``HANGO_QUEUE_HEADROOM`` keeps the others for tenants with nothing running; at least one stays open,
-    so a single tenant's runs still go on.
-    """
-    return max(1, concurrency - headroom) if headroom > 0 else None
 
 
 def worker_queue(deps: Deps, periodic: bool = True, concurrency: int | None = None) -> procrastinate.App:

@@ -38,7 +38,7 @@ from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.steps import Steps
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.agent.yielding import others_waiting
+from hango.agent.yielding import open_slots, others_waiting
 from hango.errors import Cancelled, GatewayTimeout, HangoError, QuotaExhausted
 from hango.jobs import hold_job
 from hango.messages import Response, message_to_dict
@@ -310,7 +310,9 @@ class _Run(_Turns):
     def _gives_slot_back(self) -> bool:
         """At a turn boundary: whether a less-served tenant or member waits for this run's slot."""
         self.steps.check_before_call()  # a cancel asked now ends the run here, not in the queue
-        waiting = self.run.job_id is not None and others_waiting(self.conn, self.run.job_id)
+        config = self.deps.config
+        slots = open_slots(config.worker_concurrency, config.queue_headroom)
+        waiting = self.run.job_id is not None and others_waiting(self.conn, self.run.job_id, slots)
         self.conn.commit()
         return waiting
 

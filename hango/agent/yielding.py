@@ -6,7 +6,8 @@ this a quiet tenant would wait for a whole run. After a model answer and its too
 and before its next model call, a run asks the queue (``others_waiting``) whether a job its
 worker could claim waits for a tenant that would still run fewer jobs than the run's tenant once
 the slot moves (its count + 1 < the run's tenant's), or, in the run's tenant, for a member that
-would still run fewer than the run's member. Then the run gives its slot back (``Yielded``):
+would still run fewer than the run's member; with ``HANGO_QUEUE_HEADROOM``, only a job the freed
+slot may take (one of a tenant with nothing running, or the worker below its open slots). Then the run gives its slot back (``Yielded``):
 its row is ``queued`` again, its running time so far in ``ran_seconds``, and its job goes back
 to the queue as it was (procrastinate's retry: the same job, so the same session lock and its
 place before the session's later runs). Claimed again, the run goes on from its stored history:
@@ -38,6 +39,8 @@ LESS_SERVED_WAITING = sa.text(
     ),
     mine AS (
         SELECT args->>'tenant_id' AS tenant_id, args->>'user_id' AS user_id, queue_name,
+               (SELECT count(*) FROM procrastinate_jobs AS held
+                    WHERE held.status = 'doing' AND held.worker_id = job.worker_id) AS held,
                (SELECT sum(jobs) FROM running WHERE running.tenant_id = job.args->>'tenant_id') AS tenant_jobs,
                (SELECT sum(jobs) FROM running
                     WHERE running.tenant_id = job.args->>'tenant_id'
@@ -58,6 +61,12 @@ LESS_SERVED_WAITING = sa.text(
                         WHERE waiting.lock IS NOT NULL AND other.lock = waiting.lock
                           AND (other.status = 'doing' OR (other.status = 'todo' AND other.id < waiting.id))
                 )
+                -- with headroom, this worker must be able to claim it once the slot frees
+                AND (
+                    CAST(:open_slots AS integer) IS NULL
+                    OR mine.held - 1 < :open_slots
+                    OR NOT EXISTS (SELECT 1 FROM running WHERE running.tenant_id = waiting.args->>'tenant_id')
+                )
                 AND CASE
                     WHEN waiting.args->>'tenant_id' <> mine.tenant_id THEN
                         coalesce((SELECT sum(jobs) FROM running
@@ -74,6 +83,17 @@ LESS_SERVED_WAITING = sa.text(
 )
 
 
-def others_waiting(conn: Connection, job_id: int) -> bool:
-    """Whether a less-served tenant's or member's job waits for a slot that ``job_id`` (running) holds."""
-    return bool(conn.execute(LESS_SERVED_WAITING, {"job_id": job_id}).scalar_one())
+def others_waiting(conn: Connection, job_id: int, open_slots: int | None) -> bool:
+    """Whether a less-served tenant's or member's job waits for a slot that ``job_id`` (running) holds,
+    and its worker (``open_slots`` of its slots open to a tenant with jobs running) could claim it."""
+    found = conn.execute(LESS_SERVED_WAITING, {"job_id": job_id, "open_slots": open_slots})
+    return bool(found.scalar_one())
+
+
+def open_slots(concurrency: int, headroom: int) -> int | None:
+    """How many of a worker's ``concurrency`` slots take a job of a tenant with jobs running (None: all).
+
+    ``HANGO_QUEUE_HEADROOM`` keeps the others for tenants with nothing running; at least one stays open,
+    so a single tenant's runs still go on.
+    """
+    return max(1, concurrency - headroom) if headroom > 0 else None

@@ -24,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.deps import Deps
+from hango.agent.yielding import others_waiting
 from hango.jobs import defer_run, web_queue
 from hango.store.runs import SCRATCH
 from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, worker_queue
@@ -183,6 +184,40 @@ def test_headroom_keeps_a_workers_other_slots_for_tenants_with_nothing_running(q
     queue.finish(flood[0])
     assert queue.claim(open_slots=3) == flood[1]  # two held (the reaper, the quick run) of three open
     assert queue.claim(open_slots=3) is None  # three held: none left open to a tenant with jobs running
+
+
+def test_a_run_yields_only_to_a_job_the_freed_slot_may_take(queue: Queue) -> None:
+    busy, served, quiet = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    running = [queue.defer(member_of(busy)) for _ in range(3)]
+    assert [queue.claim() for _ in range(3)] == running
+    first = queue.defer(member_of(served))
+    waiting = queue.defer(member_of(served))
+    assert queue.claim() == first  # the worker holds 4: busy 3, served 1 (one waits)
+
+    def yields(open_slots: int | None) -> bool:
+        with queue.engine.begin() as conn:
+            return others_waiting(conn, running[0], open_slots)
+
+    assert yields(None)  # served would run 2 and busy 2: less served than busy's 3
+    assert not yields(3)  # with headroom 1, the freed slot is kept for tenants with nothing running
+    queue.defer(member_of(quiet))
+    assert yields(3)  # which the quiet tenant is
+    queue.finish(first)  # served's first ends: the freed slot takes its waiting job, nobody yields for it
+    assert queue.claim() == waiting
+
+
+def test_a_run_does_not_yield_to_a_tenant_that_would_then_be_served_as_much(queue: Queue) -> None:
+    busy, other = uuid.uuid4(), uuid.uuid4()
+    running = [queue.defer(member_of(busy)) for _ in range(2)]
+    assert [queue.claim(), queue.claim()] == running
+    first = queue.defer(member_of(other))
+    assert queue.claim() == first
+    queue.defer(member_of(other))
+
+    with queue.engine.begin() as conn:
+        assert not others_waiting(
+            conn, running[0], None
+        )  # other would run 2, busy 1: no trade back and forth
 
 
 def post(who: As, session_id: str, text: str) -> str:
