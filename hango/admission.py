@@ -17,7 +17,7 @@ from hango.agent.state import Caller
 from hango.config import Config
 from hango.errors import Conflict, QuotaExhausted, RateLimited, Unprocessable
 from hango.inspector import service
-from hango.jobs import cancel_job, defer_run
+from hango.jobs import cancel_job, defer_run, hold_job
 from hango.store import TenantStore
 from hango.store.locks import lock_tenant_runs
 
@@ -135,6 +135,10 @@ def cancel_run(queue: procrastinate.App, store: TenantStore, run: Any) -> Any:
 
     409 ``run_finished`` for a run that already ended.
     """
+    if run.job_id is not None:
+        hold_job(
+            store.conn, run.job_id
+        )  # a run giving its slot back is ``queued`` (cancelled here) or not yet
     cancelled = store.runs.cancel_queued(run.id)
     if cancelled is not None:
         if cancelled.job_id is not None:

@@ -47,6 +47,7 @@ class Config:
     prices: str | None = None  # JSON by model: {"anthropic/claude-x": {"input_mtok": 3, ...}}
     check_schema: bool = True
     worker_concurrency: int = 4  # runs one worker process works on at once
+    queue_headroom: int = 0  # of those, slots kept for tenants with nothing running (``hango.worker``)
     job_queue: str = "runs"  # the procrastinate queue the web defers to and the workers take from
     max_runs_per_member: int = 8  # runs queued or running per member (0: no cap)
     max_runs_per_tenant: int = 32  # and per tenant
@@ -130,6 +131,7 @@ _ENV = {
     "call_ledger": "HANGO_CALL_LEDGER",
     "cache_rules": "HANGO_CACHE_RULES",
     "worker_concurrency": "HANGO_WORKER_CONCURRENCY",
+    "queue_headroom": "HANGO_QUEUE_HEADROOM",
     "job_queue": "HANGO_JOB_QUEUE",
     "max_runs_per_member": "HANGO_MAX_RUNS_PER_MEMBER",
     "max_runs_per_tenant": "HANGO_MAX_RUNS_PER_TENANT",

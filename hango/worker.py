@@ -20,7 +20,7 @@ import contextlib
 import logging
 import signal
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import procrastinate
@@ -34,15 +34,16 @@ from sqlalchemy.engine import make_url
 
 from hango import run_events, telemetry
 from hango.agent.deps import Deps
-from hango.agent.runner import QueuedRun, execute_run
+from hango.agent.runner import YIELDED, QueuedRun, execute_run
 from hango.agent.state import Caller
 from hango.agent.steps import SHUTDOWN
+from hango.agent.yielding import Yielded, open_slots
 from hango.inspector.trying import shape_turn
 from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.mcp import calls, servers
 from hango.store import TenantStore
 from hango.store.part_costs import FOLD_BATCH, fold_waiting
-from hango.store.runs import INTERRUPTED, reap_every_tenant
+from hango.store.runs import INTERRUPTED, fail_queued_of_jobs, reap_every_tenant
 from hango.telemetry import names
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ STALLED_HEARTBEATS = 3
 # an answer arriving is stored with its turn, and the run ends ``failed`` (``interrupted``).
 SHUTDOWN_GRACE = 10.0
 RESTART_PAUSE = 2.0  # seconds between a worker that stopped by itself and the next one
+GIVE_BACK = procrastinate.RetryStrategy(retry_exceptions={Yielded})  # at once, as often as a run yields
 
 
 def libpq_url(database_url: str) -> str:
@@ -58,14 +60,21 @@ def libpq_url(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
+def worker_queue(deps: Deps, periodic: bool = True, concurrency: int | None = None) -> procrastinate.App:
     """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic
-    reaper and fold."""
-    connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url))
+    reaper and fold.
+
+    Its connections tell the claim (revision 0019) how many of the worker's ``concurrency`` slots are
+    open to a tenant with jobs running (``hango.claim_open_slots``).
+    """
+    slots = open_slots(concurrency or deps.config.worker_concurrency, deps.config.queue_headroom)
+    claim = {} if slots is None else {"options": f"-c hango.claim_open_slots={slots}"}
+    connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url), kwargs=claim)
     app = procrastinate.App(connector=connector)
     stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
 
-    @app.task(name=RUN_TASK, queue=deps.config.job_queue, pass_context=True)
+    # A run that gives its slot back (``Yielded``) goes back to the queue as the same job: its retry.
+    @app.task(name=RUN_TASK, queue=deps.config.job_queue, pass_context=True, retry=GIVE_BACK)
     def run(
         context: procrastinate.JobContext,
         *,
@@ -80,9 +89,11 @@ def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
         token = otel_context.attach(propagate.extract(trace))
         try:
             with job_span(context, job):
-                execute_run(deps, job, lambda: stop_asked(context), shape_turn)
+                result = execute_run(deps, job, lambda: stop_asked(context), shape_turn)
         finally:
             otel_context.detach(token)
+        if result is not None and result.run.status == YIELDED:
+            raise Yielded()  # after its span ends: giving the slot back is no error of the job
 
     if not periodic:
         return app
@@ -93,8 +104,8 @@ def worker_queue(deps: Deps, periodic: bool = True) -> procrastinate.App:
     @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
     @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
     async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
-        await asyncio.to_thread(reap_dead_runs, deps)
-        await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
+        stalled = await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
+        await asyncio.to_thread(reap_dead_runs, deps, stalled)
 
     @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
     @app.task(name=FOLD_TASK, queue=deps.config.job_queue)
@@ -139,11 +150,11 @@ async def fail_stalled_jobs(manager: JobManager, queue: str, stalled_after: floa
     return [job.id for job in stalled]
 
 
-def reap_dead_runs(deps: Deps) -> list[Any]:
-    """Fail the runs of this worker's queue that no live worker runs any more, each with an ``error`` step;
-    returns them."""
+def reap_dead_runs(deps: Deps, stalled_jobs: Sequence[int] = ()) -> list[Any]:
+    """Fail the runs of this worker's queue that no live worker runs any more, and those still ``queued``
+    whose job the reaper failed (``stalled_jobs``), each with an ``error`` step; returns them."""
     with deps.engine.begin() as conn:
-        reaped = reap_every_tenant(conn, deps.config.job_queue)
+        reaped = reap_every_tenant(conn, deps.config.job_queue) + fail_queued_of_jobs(conn, stalled_jobs)
         for tenant_id, run_id in reaped:
             TenantStore(conn, tenant_id).run_events.add_next(
                 run_id, run_events.ERROR, {"code": INTERRUPTED["code"], "message": INTERRUPTED["message"]}
@@ -180,7 +191,7 @@ def run_worker(deps: Deps, periodic: bool = True, **overrides: Any) -> None:
     calls.pool().watch(servers.still_attached(deps.engine))  # a deleted or detached server's process ends
     try:
         if options.get("wait", True) is False:
-            worker_queue(deps, periodic).run_worker(**options)
+            worker_queue(deps, periodic, options["concurrency"]).run_worker(**options)
         else:
             asyncio.run(_supervise(deps, periodic, options))
     finally:
@@ -204,7 +215,7 @@ async def _supervise(deps: Deps, periodic: bool, options: dict[str, Any]) -> Non
         loop.add_signal_handler(sig, stopping.set)
     while not stopping.is_set():
         try:
-            await _work_until(worker_queue(deps, periodic), options, stopping)
+            await _work_until(worker_queue(deps, periodic, options["concurrency"]), options, stopping)
         except Exception:  # the database is away (or the pool could not open): log it, try again
             log.exception("the queue worker stopped")
         if not stopping.is_set():

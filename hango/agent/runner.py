@@ -8,7 +8,10 @@ connection, so a ``running`` row without a holder is dead; a try run holds a loc
 own instead, and its session's only while it opens its snapshot) and commits once per
 turn, so a crash loses at most the turn in flight and history stays valid. It
 reports every step to ``state.steps`` and stops at a step boundary once its
-cancel is requested, rolling back the turn in flight like a failure does.
+cancel is requested, rolling back the turn in flight like a failure does. Between two
+turns it gives its worker slot back when a less-served tenant or member waits
+(``hango.agent.yielding``): its row is ``queued`` again, and claimed again it goes on
+from its stored history, its deadline counting only its own running time.
 """
 
 from __future__ import annotations
@@ -35,12 +38,16 @@ from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.steps import Steps
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
+from hango.agent.yielding import open_slots, others_waiting
 from hango.errors import Cancelled, GatewayTimeout, HangoError, QuotaExhausted
+from hango.jobs import hold_job
 from hango.messages import Response, message_to_dict
 from hango.store import TenantStore
 from hango.store.locks import lock_run, lock_session, unlock_run, unlock_session
 from hango.store.runs import SCRATCH
 from hango.telemetry import names
+
+YIELDED = "queued"  # what the turns end in when the run gives its slot back (``hango.agent.yielding``)
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ def execute_run(
                 return None
             first = store.run_events.last_seq(run.id) + 1
             steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
-            steps.emit(run_events.RUN_STARTED)
+            steps.emit(run_events.RUN_STARTED, **({"resumed": True} if run.ran_seconds > 0 else {}))
             if run.kind == SCRATCH:
                 scratch = _Scratch(deps, conn, store, run=run, session=None, caller=job.caller, steps=steps)
                 return scratch.with_plan(shape).execute()
@@ -258,6 +265,7 @@ class _Run(_Turns):
         self.committed = 0  # how many of ``new`` are committed (a rollback drops the others)
 
     def _work(self) -> tuple[str, str | None]:
+        self.clock = time.monotonic()
         # The session lock is ours, so another run of this session still ``running`` has no worker any
         # more: it is failed (and rolled back) before the history is read, or its message would be read.
         self.store.runs.fail_running(self.session.id, but=self.run.id)
@@ -265,18 +273,21 @@ class _Run(_Turns):
         prepared = prepare_session(self.deps, self.store, self.session, self.caller)
         self.chain, state = prepared.chain, prepared.state
         state.run_id, state.steps = self.run.id, self.steps
-        state.deadline = time.monotonic() + self.deps.config.run_timeout
+        # Its deadline counts only its own running time: not the waits of a run that gave its slot back.
+        state.deadline = self.clock + self.deps.config.run_timeout - self.run.ran_seconds
         state.compactor = StoredCompactor(self.deps, state)
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
         self.steps.check_before_call()
         gateway.check_quota()
         self._repair(state, prepared.repair)
-        self._append(state, "user", self.run.input)
+        resumed = self.run.ran_seconds > 0  # its user message and answered turns are stored
+        if not resumed:
+            self._append(state, "user", self.run.input)
         self._commit()
-        return self._loop(state, gateway)
+        return self._loop(state, gateway, self._turns_done() if resumed else 0)
 
-    def _loop(self, state: RunState, gateway: Gateway) -> tuple[str, str | None]:
-        for _ in range(self.deps.config.max_turns):
+    def _loop(self, state: RunState, gateway: Gateway, done: int) -> tuple[str, str | None]:
+        for _ in range(self.deps.config.max_turns - done):
             state.check_deadline()
             # A step boundary: a cancelled run (or one whose worker shuts down) stops before its next model call.
             self.steps.check_before_call()
@@ -288,7 +299,22 @@ class _Run(_Turns):
             self.steps.check()
             if not self._store_turn(state, response):
                 return "completed", response.stop_reason
+            if self._gives_slot_back():
+                return YIELDED, None
         return "max_turns", "max_turns"
+
+    def _turns_done(self) -> int:
+        """The turns a resumed run took before it gave its slot back: its stored answers."""
+        return sum(1 for message in self.store.messages.of_run(self.run.id) if message.role == "assistant")
+
+    def _gives_slot_back(self) -> bool:
+        """At a turn boundary: whether a less-served tenant or member waits for this run's slot."""
+        self.steps.check_before_call()  # a cancel asked now ends the run here, not in the queue
+        config = self.deps.config
+        slots = open_slots(config.worker_concurrency, config.queue_headroom)
+        waiting = self.run.job_id is not None and others_waiting(self.conn, self.run.job_id, slots)
+        self.conn.commit()
+        return waiting
 
     def _store_turn(self, state: RunState, response: Response) -> bool:
         """Store the answer and, when it calls tools, their results; True when the loop goes on."""
@@ -321,11 +347,27 @@ class _Run(_Turns):
     def _end(self, status: str, stop_reason: str | None, error: HangoError | None = None) -> RunResult:
         """Close the run; a failed or cancelled one rolls back its turn in flight first.
 
-        A run that stored no answer yet leaves the session as it was (``unanswered_messages``).
+        A run that stored no answer yet leaves the session as it was (``unanswered_messages``). A run
+        giving its slot back is ``queued`` again, unless a cancel came first: then it ends ``cancelled``.
         """
+        if status == YIELDED:
+            queued = self._give_back()
+            if queued is not None:
+                return RunResult(queued, self.new)
+            status = "cancelled"
         if status not in ("completed", "max_turns", "quota_exhausted"):
             self._roll_back()
         return RunResult(self._close(status, stop_reason, error), self.new)
+
+    def _give_back(self) -> Any:
+        """The run ``queued`` again with its running time so far; None when a cancel asked it to stop."""
+        if hold_job(self.conn, self.run.job_id):
+            self.conn.rollback()
+            return None
+        ran = self.run.ran_seconds + time.monotonic() - self.clock
+        queued = self.store.runs.give_back(self.run.id, ran)
+        self.conn.commit()
+        return queued
 
     def _roll_back(self) -> None:
         self.conn.rollback()

@@ -127,6 +127,8 @@ runs = sa.Table(
     sa.Column("job_id", sa.BigInteger),  # its procrastinate job
     sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("result", JSONB),  # a compact run's figures, a try run's turn
+    # how long it has worked, over every time a worker held it (its deadline counts only this)
+    sa.Column("ran_seconds", sa.Float, nullable=False, server_default="0"),
 )
 
 run_events = sa.Table(

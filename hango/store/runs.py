@@ -133,9 +133,19 @@ class Runs(Scoped):
         return self.update_rows([runs.c.id == run_id], job_id=job_id)
 
     def start(self, run_id: uuid.UUID) -> sa.Row | None:
-        """``queued`` → ``running`` (the caller holds the session lock); None when it is not queued any more."""
+        """``queued`` → ``running`` (the caller holds the session lock); None when it is not queued any more.
+
+        A run that gave its slot back (``ran_seconds`` > 0) keeps the time it first started.
+        """
+        started = sa.case((runs.c.ran_seconds > 0, runs.c.started_at), else_=sa.func.now())
         return self.update_rows(
-            [runs.c.id == run_id, runs.c.status == "queued"], status="running", started_at=sa.func.now()
+            [runs.c.id == run_id, runs.c.status == "queued"], status="running", started_at=started
+        )
+
+    def give_back(self, run_id: uuid.UUID, ran_seconds: float) -> sa.Row | None:
+        """``running`` → ``queued`` between two turns, having worked ``ran_seconds`` in all (``hango.agent.yielding``)."""
+        return self.update_rows(
+            [runs.c.id == run_id, runs.c.status == "running"], status="queued", ran_seconds=ran_seconds
         )
 
     def cancel_queued(self, run_id: uuid.UUID) -> sa.Row | None:
@@ -217,8 +227,25 @@ def reap_every_tenant(conn: Connection, queue: str) -> list[sa.Row]:
     reads of each tenant, which reap whatever they read).
     """
     on_queue = runs.c.job_id.in_(sa.select(_jobs.c.id).where(_jobs.c.queue_name == queue))
-    dead = sa.update(runs).where(runs.c.status == "running", on_queue, is_dead())
-    reaping = _interrupted(dead, "reaped", runs.c.tenant_id)
+    return _fail_every_tenant(conn, sa.update(runs).where(runs.c.status == "running", on_queue, is_dead()))
+
+
+def fail_queued_of_jobs(conn: Connection, job_ids: Sequence[int]) -> list[sa.Row]:
+    """Fail the runs still ``queued`` whose jobs the reaper failed; returns their ``(tenant_id, id)``.
+
+    Their worker died after it took the job: before it started the run, or after the run gave its
+    slot back (``hango.agent.yielding``) and before the job was back in the queue. No job runs them
+    any more, so they would stay ``queued`` (and their session busy) for ever.
+    """
+    if not job_ids:
+        return []
+    return _fail_every_tenant(
+        conn, sa.update(runs).where(runs.c.status == "queued", runs.c.job_id.in_(job_ids))
+    )
+
+
+def _fail_every_tenant(conn: Connection, update: sa.Update) -> list[sa.Row]:
+    reaping = _interrupted(update, "reaped", runs.c.tenant_id)
     return list(
         conn.execute(reaping.carried_by(sa.select(reaping.runs.c.tenant_id, reaping.runs.c.id))).all()
     )

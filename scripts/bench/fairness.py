@@ -5,6 +5,7 @@ Run from the repository root::
     .venv/bin/python -m scripts.bench.fairness                      # this tree: about a minute
     .venv/bin/python -m scripts.bench.fairness --tree /tmp/before   # another checkout, for the "before" row
     .venv/bin/python -m scripts.bench.fairness --slow 15            # the flood at issue 38's 15 s model
+    .venv/bin/python -m scripts.bench.fairness --turns 10 --hold 1.5  # multi-turn runs: the yield, headroom
 
 It starts ``hango serve`` of the tree on a fresh embedded PostgreSQL in the default shape
 (2 gunicorn sync workers, 1 queue worker of ``HANGO_WORKER_CONCURRENCY`` = 4, caps 8 runs
@@ -20,6 +21,16 @@ each model after that model's hold. Two measurements, from the runs' own server 
   4) each queue 8 runs on a 1 s model, one tenant after the other. From the moment the
   slots free until some tenant has no run left waiting, the slots each one held on
   average, against the fair 4 / N (the target: within one slot).
+
+With ``--turns T``, the runs are agents' runs of T model calls of ``--hold`` seconds each (a tool
+call between two), and three other measurements, each on a server of its own:
+
+- **turns flood**, without headroom and with ``HANGO_QUEUE_HEADROOM=1``: A's member fills its cap
+  with such runs; once 4 run, B queues 3 runs on the 0.2 s model. B's queue waits (the targets:
+  at most one model call + 1 s without headroom, since a run gives its slot back at its next turn
+  boundary; at most 1 s with headroom);
+- **throughput**: A's member alone queues 8 such runs; runs a minute, from the first queued to the
+  last finished (compare ``--tree`` of a checkout before the yield: within 5 %).
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from typing import Any
 import requests
 
 from hango.config import REPO_ROOT
+from hango.messages import Message, ToolUseBlock
 from scripts.bench.hango_server import database, hango_command, hango_env, serving
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 
@@ -44,6 +56,7 @@ QUIET_RUNS = 3
 QUICK_HOLD = 0.2
 SHARE_HOLD = 1.0
 SHARE_RUNS = 8
+TURNS_MODEL = "claude-turns"
 RUN_WAIT = 300.0
 ENDED = {"completed", "max_turns", "quota_exhausted", "failed", "timeout", "cancelled"}
 
@@ -62,7 +75,8 @@ class Member:
         return answer.json()
 
     def sessions(self, model: str, count: int) -> list[str]:
-        body = {"name": model, "model": f"anthropic/{model}", "system_prompt": "You help.", "tools": []}
+        tools = ["read_file"] if model == TURNS_MODEL else []
+        body = {"name": model, "model": f"anthropic/{model}", "system_prompt": "You help.", "tools": tools}
         agent = self.call("POST", "/v1/agents", json=body)["id"]
         return [self.call("POST", "/v1/sessions", json={"agent_id": agent})["id"] for _ in range(count)]
 
@@ -111,11 +125,12 @@ def first_free(spans: list[Span], at: float) -> float:
     return at if len(running) < SLOTS else min(running)
 
 
-def fill_slots(member: Member, model: str, runs: int) -> list[str]:
-    """Queue ``runs`` runs of ``member`` on ``model`` and wait until every slot runs one."""
+def fill_slots(member: Member, model: str, runs: int, slots: int = SLOTS) -> list[str]:
+    """Queue ``runs`` runs of ``member`` on ``model`` and wait until ``slots`` of them run (every slot open
+    to a tenant with runs running)."""
     queued = member.queue(member.sessions(model, runs))
     deadline = time.monotonic() + RUN_WAIT
-    while sum(r["status"] == "running" for r in member.runs(queued)) < SLOTS:
+    while sum(r["status"] == "running" for r in member.runs(queued)) < slots:
         assert time.monotonic() < deadline, "the runs never filled the slots"
         time.sleep(0.1)
     return queued
@@ -155,6 +170,34 @@ def held(spans: list[Span], tenant: int, start: float, end: float) -> float:
     return sum(max(0.0, min(s.finished, end) - max(s.started, start)) for s in spans if s.tenant == tenant)
 
 
+def turns_flood(a: Member, b: Member, headroom: int) -> list[float]:
+    """A's member fills its cap with multi-turn runs; once they hold every slot open to them (4 less the
+    headroom), B queues 3 quick runs: B's queue waits."""
+    a_runs = fill_slots(a, TURNS_MODEL, FLOOD_RUNS, SLOTS - headroom)
+    b_runs = b.queue(b.sessions("claude-quick", QUIET_RUNS))
+    _, shown_b = ended([(a, a_runs), (b, b_runs)])
+    return [s.started - s.queued for s in spans_of(shown_b, 1)]
+
+
+def throughput(a: Member) -> float:
+    """A's member alone queues its cap of multi-turn runs: runs a minute, first queued to last finished."""
+    (shown,) = ended([(a, a.queue(a.sessions(TURNS_MODEL, FLOOD_RUNS)))])
+    spans = spans_of(shown, 0)
+    return len(spans) * 60 / (max(s.finished for s in spans) - min(s.queued for s in spans))
+
+
+def answer_turns(turns: int) -> Any:
+    """The fake provider's answerer: a multi-turn run's model calls a tool until its ``turns``-th call."""
+
+    def answer(body: dict) -> Any:
+        calls = 1 + sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if body.get("model") != TURNS_MODEL or calls >= turns:
+            return "Done."
+        return Message("assistant", (ToolUseBlock(f"toolu_{calls}", "read_file", {"path": "/none.md"}),))
+
+    return answer
+
+
 def principal(data_dir: Path, tree: Path, tenant: str) -> dict:
     boot = ("admin", "bootstrap", "--tenant", tenant, "--email", f"member@{tenant.lower()}.test")
     argv = (*boot, "--role", "member", "--rate-limit", "1000000", "--json")
@@ -163,7 +206,12 @@ def principal(data_dir: Path, tree: Path, tenant: str) -> dict:
 
 def hold_by_model(slow_hold: float) -> Any:
     """The fake provider's validator: a model call waits its model's hold, then is answered."""
-    holds = {"claude-slow": slow_hold, "claude-quick": QUICK_HOLD, "claude-share": SHARE_HOLD}
+    holds = {
+        "claude-slow": slow_hold,
+        "claude-quick": QUICK_HOLD,
+        "claude-share": SHARE_HOLD,
+        TURNS_MODEL: slow_hold,
+    }
 
     def hold(body: dict) -> None:
         if "max_tokens" in body:  # a model call, not a token count
@@ -176,7 +224,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, default=REPO_ROOT, help="the source tree to serve")
     parser.add_argument("--slow", type=float, default=3.0, help="seconds tenant A's model takes per call")
+    parser.add_argument(
+        "--turns", type=int, default=0, help="model calls of each of A's runs (multi-turn mode)"
+    )
+    parser.add_argument("--hold", type=float, default=1.5, help="seconds each of those calls takes")
     args = parser.parse_args()
+    if args.turns:
+        multi_turn(args.tree, args.turns, args.hold)
+        return
     with database(1_000_000, args.tree) as (data_dir, url, owner), FakeProviderServer() as provider:
         provider.validator = hold_by_model(args.slow)
         members = [principal(data_dir, args.tree, f"Tenant{n}") for n in range(4)]
@@ -205,6 +260,45 @@ def main() -> None:
         print(
             f"| {n} busy tenants: slots held each (fair {SLOTS / n:.2f}); worst gap | {held_text}; {worst:.2f} | ≤ 1 |"
         )
+
+
+def multi_turn(tree: Path, turns: int, hold: float) -> None:
+    """The turns flood without and with headroom, and one busy tenant's throughput, each on a fresh server."""
+    rows = []
+    for name, headroom in (
+        ("turns flood, no headroom", 0),
+        ("turns flood, headroom 1", 1),
+        ("throughput", 0),
+    ):
+        with database(1_000_000, tree) as (data_dir, url, owner), FakeProviderServer() as provider:
+            provider.validator = hold_by_model(hold)
+            provider.answerer = answer_turns(turns)
+            members = [principal(data_dir, tree, f"Tenant{n}") for n in range(2)]
+            env = {
+                "HANGO_ANTHROPIC_BASE_URL": provider.anthropic_base_url,
+                "ANTHROPIC_API_KEY": TEST_API_KEY,
+                "HANGO_QUEUE_WORKERS": "1",
+                "HANGO_QUEUE_HEADROOM": str(headroom),
+            }
+            with serving(data_dir, url, owner, 2, tree=tree, env=env) as hango:
+                a, b = (Member(hango.url, p) for p in members)
+                if name == "throughput":
+                    rows.append(
+                        (f"{name}: one tenant's {FLOOD_RUNS} runs, runs a minute", f"{throughput(a):.2f}")
+                    )
+                else:
+                    waits = turns_flood(a, b, headroom)
+                    target = "≤ 1" if headroom else f"≤ {hold + 1:g}"
+                    text = ", ".join(f"{w:.2f}" for w in waits)
+                    rows.append(
+                        (f"{name}: B's queue wait, max (each) (s)", f"{max(waits):.2f} ({text})", target)
+                    )
+            print("| " + " | ".join((*rows[-1], "")[:3]) + " |", flush=True)
+    print(f"tree: {tree}; {turns} calls of {hold} s a run; quick {QUICK_HOLD} s; {SLOTS} slots")
+    print("| figure | value | target |")
+    print("|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join((*row, "")[:3]) + " |")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ token count of the body's length // 4, or of ``counter(body)`` when one is given
 makes the server answer HTTP 400 ``invalid_request_error`` with that text, the
 way the real API rejects a broken history. Requests are recorded either way.
 
+``answerer(body) -> Reply``, when set, answers a call no queued step answers (instead of the
+default text): an answer that depends on the request, for many runs at once.
+
 ``cache`` (``tests.fakes.anthropic_cache.AnthropicCache``) gives every ``/v1/messages``
 answer the usage Anthropic's prompt cache would report for its body.
 
@@ -110,6 +113,7 @@ class FakeProviderServer:
         self.keep_alive, self.drop_reused = keep_alive, drop_reused
         self.connections = 0
         self._open: set[Any] = set()  # the sockets of the connections being served (shut on close)
+        self.answerer: Callable[[dict[str, Any]], Reply] | None = None
         self.cache = cache
         self.counter = counter or _tokens
         self.requests: list[Received] = []
@@ -183,8 +187,9 @@ class FakeProviderServer:
         self._push(_Step("garbage", _paths(path), times))
 
     def reset(self) -> None:
-        """Forget the queued steps and the received requests."""
+        """Forget the queued steps, the answerer and the received requests."""
         with self._lock:
+            self.answerer = None
             self._steps.clear()
             self.requests.clear()
             self._script += 1
@@ -283,7 +288,7 @@ class FakeProviderServer:
             counted = self._take(path, frozenset({"count"}))
             return _Exchange(200, {"input_tokens": counted.value if counted else self.counter(body)})
         answer = self._take(path, frozenset({"answer"}))
-        reply = answer.value if answer else DEFAULT_TEXT
+        reply = answer.value if answer else self.answerer(body) if self.answerer else DEFAULT_TEXT
         if self.cache is not None and path == MESSAGES and not isinstance(reply, dict):
             reply = self.cache.answer(as_response(reply, body, self.counter), body)
         return _Exchange(200, render_reply(path, reply, body, self.counter))

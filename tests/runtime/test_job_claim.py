@@ -24,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.deps import Deps
+from hango.agent.yielding import others_waiting
 from hango.jobs import defer_run, web_queue
 from hango.store.runs import SCRATCH
 from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, worker_queue
@@ -31,7 +32,7 @@ from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.conftest import OpenChat
 from tests.support.clients import As, Tenant
 from tests.support.net import wait_until
-from tests.support.queue import drain
+from tests.support.queue import drain, worker_thread
 
 WAIT = 60.0
 NOOP_TASK = "tests.noop"
@@ -68,10 +69,15 @@ class Queue:
             deferrer = self.web.configure_task(task, connection=conn, queue=self.name)
             return deferrer.defer(timestamp=0)
 
-    def claim(self) -> int | None:
-        """The job the next worker's fetch takes (``None``: nothing it may take)."""
+    def claim(self, open_slots: int | None = None) -> int | None:
+        """The job the next worker's fetch takes (``None``: nothing it may take); ``open_slots`` as a
+        worker with ``HANGO_QUEUE_HEADROOM`` sets it on its connections."""
         query = sa.text("select id from procrastinate_fetch_job_v2(array[:queue]::varchar[], :worker)")
         with self.engine.begin() as conn:
+            if open_slots is not None:
+                conn.execute(
+                    sa.text("select set_config('hango.claim_open_slots', :n, true)"), {"n": str(open_slots)}
+                )
             return conn.execute(query, {"queue": self.name, "worker": self.worker_id}).scalar_one()
 
     def finish(self, job_id: int) -> None:
@@ -162,6 +168,58 @@ def test_the_periodic_jobs_without_a_tenant_are_claimed_while_tenants_are_busy(q
     assert [queue.claim(), queue.claim(), queue.claim()] == [flood[0], reap, flood[1]]
 
 
+def test_headroom_keeps_a_workers_other_slots_for_tenants_with_nothing_running(queue: Queue) -> None:
+    busy, quiet = uuid.uuid4(), uuid.uuid4()
+    flood = [queue.defer(member_of(busy)) for _ in range(3)]
+
+    assert queue.claim(open_slots=1) == flood[0]
+    assert queue.claim(open_slots=1) is None  # the worker holds its one open slot: the flood waits
+    reap = queue.defer_periodic("hango.reap")
+    quick = queue.defer(member_of(quiet))
+    assert [queue.claim(open_slots=1), queue.claim(open_slots=1)] == [
+        reap,
+        quick,
+    ]  # nothing running: kept slots
+    assert queue.claim(open_slots=1) is None
+    queue.finish(flood[0])
+    assert queue.claim(open_slots=3) == flood[1]  # two held (the reaper, the quick run) of three open
+    assert queue.claim(open_slots=3) is None  # three held: none left open to a tenant with jobs running
+
+
+def test_a_run_yields_only_to_a_job_the_freed_slot_may_take(queue: Queue) -> None:
+    busy, served, quiet = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    running = [queue.defer(member_of(busy)) for _ in range(3)]
+    assert [queue.claim() for _ in range(3)] == running
+    first = queue.defer(member_of(served))
+    waiting = queue.defer(member_of(served))
+    assert queue.claim() == first  # the worker holds 4: busy 3, served 1 (one waits)
+
+    def yields(open_slots: int | None) -> bool:
+        with queue.engine.begin() as conn:
+            return others_waiting(conn, running[0], open_slots)
+
+    assert yields(None)  # served would run 2 and busy 2: less served than busy's 3
+    assert not yields(3)  # with headroom 1, the freed slot is kept for tenants with nothing running
+    queue.defer(member_of(quiet))
+    assert yields(3)  # which the quiet tenant is
+    queue.finish(first)  # served's first ends: the freed slot takes its waiting job, nobody yields for it
+    assert queue.claim() == waiting
+
+
+def test_a_run_does_not_yield_to_a_tenant_that_would_then_be_served_as_much(queue: Queue) -> None:
+    busy, other = uuid.uuid4(), uuid.uuid4()
+    running = [queue.defer(member_of(busy)) for _ in range(2)]
+    assert [queue.claim(), queue.claim()] == running
+    first = queue.defer(member_of(other))
+    assert queue.claim() == first
+    queue.defer(member_of(other))
+
+    with queue.engine.begin() as conn:
+        assert not others_waiting(
+            conn, running[0], None
+        )  # other would run 2, busy 1: no trade back and forth
+
+
 def post(who: As, session_id: str, text: str) -> str:
     sent = who.post(f"/v1/sessions/{session_id}/messages", json={"content": text})
     assert sent.status_code == 202, sent.get_json()
@@ -223,7 +281,6 @@ def listening_worker(app: procrastinate.App, queue: str) -> Iterator[threading.E
     Yields an event set once it has found nothing to take and waits.
     """
     idle = threading.Event()
-    stop = threading.Event()
     fetch = app.job_manager.fetch_job
 
     async def fetch_and_tell(**kwargs):
@@ -233,23 +290,9 @@ def listening_worker(app: procrastinate.App, queue: str) -> Iterator[threading.E
         return job
 
     app.job_manager.fetch_job = fetch_and_tell
-
-    async def work() -> None:
-        async with app.open_async():
-            options = {"queues": [queue], "concurrency": 1, "install_signal_handlers": False}
-            running = asyncio.create_task(app.run_worker_async(**options, fetch_job_polling_interval=3600))
-            await asyncio.to_thread(stop.wait)
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await running
-
-    thread = threading.Thread(target=asyncio.run, args=(work(),), name="listening-worker")
-    thread.start()
-    try:
+    options = {"queues": [queue], "concurrency": 1, "fetch_job_polling_interval": 3600}
+    with worker_thread(app, options, "listening-worker"):
         yield idle
-    finally:
-        stop.set()
-        thread.join(timeout=WAIT)
 
 
 def listens(engine: sa.Engine, queue: str) -> bool:

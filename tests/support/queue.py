@@ -13,13 +13,16 @@ than 202 as it came (402, 404, 409, 422, 429).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import procrastinate
 from flask import Flask
 
 from hango.agent.deps import Deps
@@ -28,6 +31,29 @@ from hango.worker import run_worker
 WAIT_TIMEOUT = 180.0  # a loaded 2-core machine may take long; a run that never ends fails the test
 ABORT_POLL = 0.1  # seconds: a cancel requested while a test's run works is seen at its next step
 ENDED = {"completed", "max_turns", "quota_exhausted", "failed", "timeout", "cancelled"}
+
+
+@contextlib.contextmanager
+def worker_thread(app: procrastinate.App, options: dict[str, Any], name: str) -> Iterator[None]:
+    """Procrastinate's worker of ``app`` with ``options``, in a thread of its own, until the block ends
+    (then it stops as on SIGTERM: its running jobs get their grace)."""
+    stop = threading.Event()
+
+    async def work() -> None:
+        async with app.open_async():
+            running = asyncio.create_task(app.run_worker_async(**options, install_signal_handlers=False))
+            await asyncio.to_thread(stop.wait)
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+
+    thread = threading.Thread(target=asyncio.run, args=(work(),), name=name)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT_TIMEOUT)
 
 
 def drain(app: Flask, concurrency: int = 1) -> None:
