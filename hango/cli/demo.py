@@ -3,6 +3,10 @@
 The session's history is produced by really running the ``offline/echo`` agent:
 its ``/tool NAME {json}`` form makes it call tools, so the history holds real
 tool_use/tool_result pairs written by the run loop.
+
+When the operator's catalog lists the reference ``time`` server (``scripts/run``
+writes one that does), the demo tenant gets that MCP server, attached to the demo
+agent, so the first inspect already shows an MCP server's group of tools.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import uuid
 from typing import Any
 
@@ -22,12 +27,15 @@ from hango.agent.state import Caller
 from hango.cli.admin import create_principal
 from hango.cli.common import config_or_exit, migrated_engine
 from hango.config import Config
+from hango.errors import Conflict, HangoError
+from hango.mcp import servers
 from hango.store import TenantStore
 
 DEMO_TENANT = "Demo"
 OWNER_EMAIL = "owner@demo.hango.dev"
 MEMBER_EMAIL = "member@demo.hango.dev"
 AGENT_NAME = "Demo agent"
+MCP_SERVER = "time"  # the catalog server (and the tenant's server of that name) the demo agent gets
 
 SYSTEM_PROMPT = (
     "You are hango's demo agent. You help a small team keep notes and plans in the session's files. "
@@ -99,6 +107,7 @@ def seed(engine: Engine, config: Config) -> dict[str, Any]:
             content = [{"type": "text", "text": text}]
             # each turn runs on the session as stored now: the queued run reads it fresh (its todo list)
             run_inline(Deps(engine, config), store.tenant_id, session, content, caller)
+    _add_time_server(engine, config, store.tenant_id, uuid.UUID(owner["user_id"]), agent.id)
     return {
         "tenant_id": owner["tenant_id"],
         "owner_key": owner["api_key"],
@@ -125,3 +134,23 @@ def _agent_and_session(store: TenantStore, owner_id: Any) -> tuple[Any, Any, boo
         store.skills.create(agent.id, **skill)
     session = store.sessions.create(agent.id, owner_id, "Planning the inspector launch")
     return agent, session, True
+
+
+def _add_time_server(
+    engine: Engine, config: Config, tenant_id: uuid.UUID, owner_id: uuid.UUID, agent_id: uuid.UUID
+) -> None:
+    """Register the catalog's ``time`` server for the tenant, list its tools and attach it to the agent,
+    once: a tenant that has a server of that name keeps it as it is (an owner may have detached it)."""
+    if MCP_SERVER not in config.mcp_servers:
+        return
+    body = {"name": MCP_SERVER, "catalog": MCP_SERVER}
+    try:
+        # one transaction: a server that cannot be listed leaves nothing behind, and the next run tries again
+        with engine.begin() as conn:
+            store = TenantStore(conn, tenant_id)
+            server = servers.read_tools(store, config, servers.register(store, config, owner_id, body))
+            store.mcp_servers.attach(agent_id, server.id, None)
+    except Conflict:
+        return
+    except HangoError as exc:
+        print(f"demo: the {MCP_SERVER!r} MCP server is left out: {exc.message}", file=sys.stderr)
