@@ -31,6 +31,7 @@ from hango.agent.parts import (
     kind_of,
     preview,
     tool_part,
+    tool_server,
 )
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import label_of, message_label, message_preview
@@ -62,7 +63,8 @@ def current_sources(assembly: Assembly) -> dict[tuple[str, str], Shown]:
     """
     shown: dict[tuple[str, str], Shown] = {}
     for tool in assembly.draft.tools:
-        shown[(tool_part(tool.name), tool_hash(tool))] = (tool.name, preview(tool.description).text)
+        part = tool_part(tool.name)
+        shown[(part, tool_hash(tool))] = (label_of(part), preview(tool.description).text)
     summarizer = SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT))
     for sourced in (*assembly.draft.system, *assembly.captured.system, summarizer):
         block = sourced.block
@@ -100,11 +102,13 @@ def call_parts(call: SentCall, assembly: Assembly, previous: SentCall | None = N
     for index, sent in enumerate(call.parts):
         found = shown.get((sent.part, sent.hash))
         label, text = found if found is not None else (ledger_label(sent.part), None)
+        kind = ledger_kind(sent.part)
         views.append(
             {
                 "id": sent.part,
-                "kind": ledger_kind(sent.part),
+                "kind": kind,
                 "label": label,
+                "server": tool_server(sent.part) if kind == "tool" else None,
                 "tokens": sent.tokens,
                 "preview": text,
                 "hash": sent.hash,
