@@ -1,8 +1,8 @@
 """A stdio MCP server of generated tools for the MCP benchmark, built with the SDK's own ``MCPServer``.
 
 ``python -m scripts.bench.mcp_tools_server NAME COUNT``: ``COUNT`` tools ``<NAME>_0``... that each
-take two arguments and describe themselves in about 60 words (about 80 tokens a definition, as the
-benchmark sends it), and answer ``ok``.
+take one argument and describe themselves in 10 words (about 84 tokens a definition, as the
+benchmark sends it, schema included), and answer ``ok``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ WORDS = (
 
 
 def description(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(22)).capitalize() + "."
+    return " ".join(rng.choice(WORDS) for _ in range(10)).capitalize() + "."
 
 
 def build(name: str, count: int) -> MCPServer:
@@ -28,7 +28,7 @@ def build(name: str, count: int) -> MCPServer:
     rng = random.Random(name)
     for n in range(count):
 
-        def tool(query: str, limit: int = 10) -> str:
+        def tool(query: str) -> str:
             return "ok"
 
         server.add_tool(tool, name=f"{name}_{n}", description=description(rng))
