@@ -74,7 +74,17 @@ class CallPartSchema(Schema):
         metadata={"description": "a part id, or `scratch:<try>:<seq>` for a message only a try sent"}
     )
     kind = fields.String(metadata={"enum": ["system", "tool", "message", "summary", "transcript", "scratch"]})
-    label = fields.String()
+    label = fields.String(
+        metadata={
+            "description": "a tool as every surface names it: `read_file`, or `<server>/<tool>` for an MCP tool"
+        }
+    )
+    server = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "a tool part's MCP server (`tool:<server>/<tool>`); null for any other part"
+        },
+    )
     tokens = fields.Integer()
     preview = fields.String(allow_none=True, metadata={"description": "null when changed_since_call"})
     hash = fields.String()

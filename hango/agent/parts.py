@@ -120,6 +120,12 @@ def part_of(tool: ToolDef) -> PartID:
     return tool.part or tool_part(tool.name)
 
 
+def shown_tool_name(name: str) -> str:
+    """How every surface names the tool the model knows as ``name``: ``read_file``, or ``<server>/<tool>``
+    for an MCP server's (its part id without ``tool:``); the model's name stays on the wire only."""
+    return tool_part(name).removeprefix("tool:")
+
+
 def tool_name(part: PartID) -> str:
     """The name the model knows the tool of a ``tool:`` part by (``tool_part``'s inverse)."""
     rest = part.removeprefix("tool:")

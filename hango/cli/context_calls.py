@@ -119,6 +119,8 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
         shown = part["label"] if part["preview"] is None else f"{part['label']}: {part['preview']}"
         if part["changed_since_call"]:
             shown += " (changed since this call)"
+        if part.get("server"):  # an MCP tool's server, beside it (its id may be cut)
+            shown = f"server {part['server']} · {shown}"
         start = (
             f"{mark} {part['id'][:28]:<28} {part['tokens']:>7,} {part_money(part['cost_usd']):>9} "
             f"{part_money(so_far and so_far['usd']):>9}"

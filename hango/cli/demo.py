@@ -7,6 +7,10 @@ on disk for reuse would be one more secret to guard): the demo tenant holds two 
 The session's history is produced by really running the ``offline/echo`` agent:
 its ``/tool NAME {json}`` form makes it call tools, so the history holds real
 tool_use/tool_result pairs written by the run loop.
+
+When the operator's catalog lists the reference ``time`` server (``scripts/run``
+writes one that does), the demo tenant gets that MCP server, attached to the demo
+agent, so the first inspect already shows an MCP server's group of tools.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import uuid
 from typing import Any
 
@@ -26,6 +31,8 @@ from hango.agent.state import Caller
 from hango.cli.admin import create_principal
 from hango.cli.common import config_or_exit, migrated_engine
 from hango.config import Config
+from hango.errors import Conflict, HangoError
+from hango.mcp import servers
 from hango.store import TenantStore
 
 DEMO_TENANT = "Demo"
@@ -35,6 +42,7 @@ AGENT_NAME = "Demo agent"
 DEMO_KEY = "demo"  # the name of the keys this command mints
 # the names of the keys an earlier run may have left live ("bootstrap": before the demo's keys had a name)
 EARLIER_KEYS = (DEMO_KEY, "bootstrap")
+MCP_SERVER = "time"  # the catalog server (and the tenant's server of that name) the demo agent gets
 
 SYSTEM_PROMPT = (
     "You are hango's demo agent. You help a small team keep notes and plans in the session's files. "
@@ -123,6 +131,7 @@ def seed(engine: Engine, config: Config) -> dict[str, Any]:
             content = [{"type": "text", "text": text}]
             # each turn runs on the session as stored now: the queued run reads it fresh (its todo list)
             run_inline(Deps(engine, config), store.tenant_id, session, content, caller)
+    _add_time_server(engine, config, store.tenant_id, uuid.UUID(owner["user_id"]), agent.id)
     return {
         "tenant_id": owner["tenant_id"],
         "owner_key": owner["api_key"],
@@ -149,3 +158,23 @@ def _agent_and_session(store: TenantStore, owner_id: Any) -> tuple[Any, Any, boo
         store.skills.create(agent.id, **skill)
     session = store.sessions.create(agent.id, owner_id, "Planning the inspector launch")
     return agent, session, True
+
+
+def _add_time_server(
+    engine: Engine, config: Config, tenant_id: uuid.UUID, owner_id: uuid.UUID, agent_id: uuid.UUID
+) -> None:
+    """Register the catalog's ``time`` server for the tenant, list its tools and attach it to the agent,
+    once: a tenant that has a server of that name keeps it as it is (an owner may have detached it)."""
+    if MCP_SERVER not in config.mcp_servers:
+        return
+    body = {"name": MCP_SERVER, "catalog": MCP_SERVER}
+    try:
+        # one transaction: a server that cannot be listed leaves nothing behind, and the next run tries again
+        with engine.begin() as conn:
+            store = TenantStore(conn, tenant_id)
+            server = servers.read_tools(store, config, servers.register(store, config, owner_id, body))
+            store.mcp_servers.attach(agent_id, server.id, None)
+    except Conflict:
+        return
+    except HangoError as exc:
+        print(f"demo: the {MCP_SERVER!r} MCP server is left out: {exc.message}", file=sys.stderr)

@@ -34,6 +34,7 @@ from hango.agent.parts import (
     message_seq,
     part_of,
     preview,
+    tool_server,
 )
 from hango.agent.state import StoredMessage
 from hango.inspector.inspection import Assembly
@@ -70,7 +71,8 @@ def current_sources(
     """
     shown: dict[tuple[str, str], Shown] = {}
     for tool in assembly.draft.tools:
-        shown[(part_of(tool), tool_hash(tool))] = (tool.name, preview(tool.description).text)
+        part = part_of(tool)
+        shown[(part, tool_hash(tool))] = (label_of(part), preview(tool.description).text)
     summarizer = SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT))
     for sourced in (*assembly.draft.system, *assembly.captured.system, summarizer):
         block = sourced.block
@@ -116,11 +118,13 @@ def call_parts(
     for index, sent in enumerate(call.parts):
         found = shown.get((sent.part, sent.hash))
         label, text = found if found is not None else (ledger_label(sent.part), None)
+        kind = ledger_kind(sent.part)
         views.append(
             {
                 "id": sent.part,
-                "kind": ledger_kind(sent.part),
+                "kind": kind,
                 "label": label,
+                "server": tool_server(sent.part) if kind == "tool" else None,
                 "tokens": sent.tokens,
                 "preview": text,
                 "hash": sent.hash,

@@ -6,7 +6,16 @@ import itertools
 import json
 from typing import Any
 
-from hango.agent.parts import PREVIEW_CHARS, SCRATCH, SUMMARY, PartID, is_server_part, seq_of, tool_server
+from hango.agent.parts import (
+    PREVIEW_CHARS,
+    SCRATCH,
+    SUMMARY,
+    PartID,
+    is_server_part,
+    seq_of,
+    shown_tool_name,
+    tool_server,
+)
 from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 # ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder for every call
@@ -43,7 +52,7 @@ def labelled(part: PartID, message: Message, kinds: list[str]) -> str:
 def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], tuple[str, ...]]:
     """What the blocks hold, each once in order: kinds (``text``, ``tool_use read_file``, ``tool_result
     grep``: a result names the tool it answers) and the tools called or answered (most messages call
-    none: the shared empty tuple)."""
+    none: the shared empty tuple), an MCP server's tool as ``<server>/<tool>`` (``shown_tool_name``)."""
     content = message.content
     if len(content) == 1 and isinstance(content[0], TextBlock):  # most messages: one text
         return ["text"], ()
@@ -51,10 +60,11 @@ def held(message: Message, tool_names: dict[str, str]) -> tuple[list[str], tuple
     tools: list[str] = []
     for block in content:
         if isinstance(block, ToolUseBlock):
-            tool: str | None = block.name
+            tool: str | None = shown_tool_name(block.name)
             kind = f"tool_use {tool}"
         elif isinstance(block, ToolResultBlock):
-            tool = tool_names.get(block.tool_use_id, "?")
+            answered = tool_names.get(block.tool_use_id)
+            tool = "?" if answered is None else shown_tool_name(answered)
             kind = f"tool_result {tool}"
         else:
             tool, kind = None, "text"

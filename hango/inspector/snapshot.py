@@ -28,7 +28,6 @@ from hango.agent.parts import (
     preview,
     server_part,
     target_of,
-    tool_name,
     tool_server,
 )
 from hango.inspector.inspection import Assembly
@@ -194,7 +193,7 @@ def _view(part: PartID, text: str, tokens: int, sent: tuple[str, int] | None) ->
         tokens=sent_tokens,
         included=sent is not None,
         original_tokens=tokens,  # kept by ``_mark_override`` on replaced parts only
-        tools=(tool_name(part),) if kind == "tool" else (),  # the name the model calls it by
+        tools=(label_of(part),) if kind == "tool" else (),  # ``read_file``, ``<server>/<tool>``
     )
 
 

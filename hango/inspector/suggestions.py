@@ -348,8 +348,10 @@ def _unused_tools(
             out.append(Suggestion("unused_tool", [part], tokens, loss, "agent", reason, usage.sessions))
             continue
         for view in unused:
-            name = tool_name(view.id)
-            reason = f"none of the agent's last {usage.answers} assistant messages called {name}; {reach}"
+            # named as every surface names it (``time/convert_time``), not as the model calls it
+            reason = (
+                f"none of the agent's last {usage.answers} assistant messages called {view.label}; {reach}"
+            )
             loss = sent_after[view.id]
             out.append(
                 Suggestion("unused_tool", [view.id], view.tokens, loss, "agent", reason, usage.sessions)

@@ -41,7 +41,7 @@ INSPECT_PATH = (
     "blueprints/calls.py",
 )
 # The benchmark that writes each table (``--write-doc``); each measures the inspect path.
-WRITERS = {"inspect": "scripts.bench.inspector", "letta": "scripts.bench.letta"}
+WRITERS = {"inspect": "scripts.bench.inspector", "letta": "scripts.bench.letta", "mcp": "scripts.bench.mcp"}
 _TABLE = re.compile(
     r"<!-- bench:(?P<name>[\w-]+) (?P<attrs>[^>]*?) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
 )

@@ -200,6 +200,9 @@ def test_unused_tool_offers_a_server_none_of_whose_tools_was_called_as_one_exclu
         f"server `git`: 12 tools, {git['tokens']:,} tokens a call, 0 calls in the last 3 answers"
     )
     assert server["tokens_saved"] == git["tokens"]
+    assert found[1]["reason"].startswith(
+        "none of the agent's last 3 assistant messages called time/convert_time;"
+    )
 
     # one click: the suggestion's parts saved as the agent's exclusions
     assert lab.put_agent(agent, excluding(*server["parts"])).status_code == 200

@@ -45,7 +45,7 @@ def test_an_attached_servers_tools_are_inspected_as_server_parts_and_sent_as_ser
 ):
     assert inspected_tools(time_chat) == sorted(["tool:read_file", *TIME_PARTS])
     tools = {part["id"]: part["tools"] for part in inspected(time_chat)}
-    assert tools["tool:time/get_current_time"] == ["time__get_current_time"]
+    assert tools["tool:time/get_current_time"] == ["time/get_current_time"]
 
     answer = time_chat.say("What time is it?")
 

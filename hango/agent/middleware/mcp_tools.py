@@ -10,7 +10,9 @@ a try's scratch turn calls no server, since nothing a server does is undone.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from hango.agent.middleware.base import Middleware
@@ -36,12 +38,9 @@ def server_tools(attached: list[Any]) -> dict[str, ServerTool]:
     out: dict[str, ServerTool] = {}
     for server in attached:
         chosen = None if server.chosen is None else set(server.chosen)
-        for tool in server.tools or []:
+        for tool, definition in zip(server.tools or [], _definitions(server), strict=True):
             if (chosen is None or tool["name"] in chosen) and unavailable(tool) is None:
-                name = server_tool_name(server.name, tool["name"])
-                part = server_tool_part(server.name, tool["name"])
-                definition = ToolDef(name, tool["description"], tool["input_schema"], part)
-                out.setdefault(name, ServerTool(server, tool["name"], definition))
+                out.setdefault(definition.name, ServerTool(server, tool["name"], definition))
     return out
 
 
@@ -58,6 +57,40 @@ def unavailable_tools(attached: list[Any]) -> dict[str, tuple[tuple[str, str], .
         if found:
             out[server.name] = tuple(found)
     return out
+
+
+# A stored list's definitions, kept per (server, name, list hash) across requests: a definition keeps
+# its token estimate and its ledger hash on itself (``MessageMemo``), so the same objects spare every
+# later request of every agent the server serves from computing them again for each tool.
+_DEFINITIONS: OrderedDict[tuple[Any, str, str | None], tuple[ToolDef, ...]] = OrderedDict()
+_DEFINITIONS_LOCK = threading.Lock()
+MAX_REMEMBERED_LISTS = 256  # tool lists a worker keeps (least recently used go first)
+
+
+def _definitions(server: Any) -> tuple[ToolDef, ...]:
+    """The definitions of ``server``'s stored tools, in order, as the model is sent them."""
+    key = (server.id, server.name, server.tools_hash)
+    with _DEFINITIONS_LOCK:
+        found = _DEFINITIONS.get(key)
+        if found is not None:
+            _DEFINITIONS.move_to_end(key)
+            return found
+    made = tuple(
+        ToolDef(
+            server_tool_name(server.name, tool["name"]),
+            tool["description"],
+            tool["input_schema"],
+            server_tool_part(server.name, tool["name"]),
+        )
+        for tool in server.tools or []
+    )
+    if server.tools_hash is None:  # a list without its hash is not one a key can name
+        return made
+    with _DEFINITIONS_LOCK:
+        _DEFINITIONS[key] = made
+        while len(_DEFINITIONS) > MAX_REMEMBERED_LISTS:
+            _DEFINITIONS.popitem(last=False)
+    return made
 
 
 def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolContext) -> str:

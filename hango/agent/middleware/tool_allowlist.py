@@ -42,9 +42,8 @@ class ToolAllowlistMiddleware(Middleware):
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
         allowed = allowed_tools(state.agent, state)
-        excluded = [
-            t for t in draft.tools if t.name in enabled_tools(state.agent, state) and t.name not in allowed
-        ]
+        enabled = enabled_tools(state.agent, state)  # once a call: the set grows with the attached servers
+        excluded = [t for t in draft.tools if t.name in enabled and t.name not in allowed]
         left_out = LeftOut(
             self.name,
             OVERRIDDEN,
