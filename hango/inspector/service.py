@@ -37,7 +37,7 @@ from hango.inspector.call_views import (
     ledger_call,
     next_call_cost,
 )
-from hango.inspector.call_words import verdict_words
+from hango.inspector.call_words import next_call_words, verdict_words
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.measure import measured
 from hango.inspector.net_price import net_price
@@ -210,6 +210,7 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
     body["totals_unit"] = "provider_scaled" if body["counted"] == "provider" else "estimate"
     body["tool_groups"] = [vars(group) for group in tool_groups(snapshot.tools, assembly.state.overrides)]
     cache = found.cache.verdict(assembly)
+    cache.update(next_call_words(cache))
     return {
         "session_id": str(session_id),
         "agent_id": str(agent.id),
@@ -479,6 +480,8 @@ def try_call(
         "message": trying.answer(response),
         "stop_reason": response.stop_reason,
         "usage": vars(response.usage),
+        # what the provider's reported usage costs at the model's prices, as the calls ledger prices it
+        "cost": prices(deps).cost(state.agent.model, Tokens.of(vars(response.usage))).as_dict(),
         "model": state.agent.model,
         "excluded": plan.excluded,
         "added": plan.added,
