@@ -226,6 +226,13 @@ class NextCallCacheSchema(Schema):
         "by the previous call's reported prompt), `calibrated` (by the agent's calibration ratio) or "
         "`estimate`",
     )
+    badge = fields.String(
+        required=True,
+        metadata={"description": "hit, miss, first (nothing cached yet) or none (no read expected)"},
+    )
+    words = fields.String(
+        required=True, metadata={"description": "the predicted verdict and its cause in plain words"}
+    )
 
 
 class InspectSchema(Schema):

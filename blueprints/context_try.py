@@ -22,6 +22,7 @@ from marshmallow import Schema, fields, validate
 from opentelemetry import trace
 
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
+from blueprints.context_schemas import CostSchema
 from blueprints.run_schemas import LOCATION, TOO_MANY_RUNS, RunSchema, location_of
 from hango import collector, tenancy
 from hango.admission import NewRun, enqueue_try
@@ -70,6 +71,10 @@ class TryResultSchema(Schema):
     message = fields.Dict()
     stop_reason = fields.String()
     usage = fields.Dict()
+    cost = fields.Nested(
+        CostSchema,
+        metadata={"description": "the call's reported usage at the model's prices, as the ledger's"},
+    )
     model = fields.String()
     excluded = fields.List(fields.String())
     added = fields.List(fields.String())

@@ -15,26 +15,14 @@ from typing import Any
 
 from hango.cli.client import Client, UsageError
 from hango.cli.context_table import fit, visible, wrap
+from hango.cli.money import money, priced
 
 PURPOSES = {"context_try": "try"}
 SINCE = {"added": "+", "changed": "~", "same": " ", None: " "}
 HEADER = ("call", "time", "purpose", "est/input", "read", "write", "uncached", "out", "cost", "cache")
-WIDTHS = (6, 8, 9, 11, 6, 6, 8, 5, 7)  # with the badge (at most 5), 80 columns
+WIDTHS = (6, 8, 9, 11, 5, 5, 8, 5, 9)  # with the badge (at most 5), 80 columns
 WORDS_FROM = 24  # the verdict in words once this many columns are left for it, its badge before
 PAGE = 1000
-
-
-def money(usd: float | None) -> str:
-    """``$0.0123`` (``$12.35`` from ten dollars), or ``-`` when the price is unknown."""
-    if usd is None:
-        return "-"
-    return f"${usd:.4f}" if usd < 10 else f"${usd:.2f}"
-
-
-def priced(usd: float | None, simulated_at: str | None = None) -> str:
-    """``money(usd)``, labelled ``(simulated at <model> prices)`` when a stand-in provider's price is simulated."""
-    said = money(usd)
-    return f"{said} (simulated at {simulated_at} prices)" if simulated_at else said
 
 
 def reported_input(usage: dict[str, int]) -> int:
@@ -86,11 +74,6 @@ def render_calls(result: dict[str, Any], width: int) -> list[str]:
     return lines + wrap(said, width)
 
 
-def part_money(usd: float | None) -> str:
-    """A part's cost to five places (a part's share is small), or ``-`` when unknown."""
-    return "-" if usd is None else f"${usd:.5f}"
-
-
 def render_call(call: dict[str, Any], width: int) -> list[str]:
     """A call's figures, then each part as sent: + added, ~ changed since the previous call.
 
@@ -112,7 +95,8 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
         width,
     )
     lines += wrap(f"cache {call['cache']['badge']}: {call['cache']['words']}", width)
-    lines.append(f"  {'part':<28} {'tokens':>7} {'this call':>9} {'so far':>9}".rstrip())
+    # a part's share is millionths of a dollar: ``$0.0000375`` (the one rule's four digits) is 10 columns
+    lines.append(f"  {'part':<28} {'tokens':>7} {'this call':>10} {'so far':>10}".rstrip())
     for part in call["parts"]:
         mark = SINCE[part["since_previous"]]
         so_far = part["cost_so_far"]
@@ -122,8 +106,8 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
         if part.get("server"):  # an MCP tool's server, beside it (its id may be cut)
             shown = f"server {part['server']} · {shown}"
         start = (
-            f"{mark} {part['id'][:28]:<28} {part['tokens']:>7,} {part_money(part['cost_usd']):>9} "
-            f"{part_money(so_far and so_far['usd']):>9}"
+            f"{mark} {part['id'][:28]:<28} {part['tokens']:>7,} {money(part['cost_usd']):>10} "
+            f"{money(so_far and so_far['usd']):>10}"
         )
         lines.append((start + " " + fit(visible(shown), max(1, width - len(start) - 1))).rstrip())
     if call["removed_since_previous"]:

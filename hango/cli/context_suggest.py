@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hango.cli.context_table import SAVED_FOR_AGENT, visible, wrap
+from hango.cli.money import change_price
 
 NOTHING_LOOKS_DEAD = "nothing in the next request looks like dead weight"
 NO_SUGGESTIONS = f"no suggestions: {NOTHING_LOOKS_DEAD}"
@@ -24,12 +25,14 @@ def render_suggestions(result: dict[str, Any], width: int) -> list[str]:
             f"cache cost {item['cache_loss_tokens']}",
             width,
         )
+        lines += wrap(change_price(item), width, "   ")
         lines += wrap(", ".join(item["parts"]) or "(compaction)", width, "   ")
         lines += wrap(visible(item["reason"]), width, "   ")
     shown = len(items)
     total = result["total_after"]
     lines += wrap(f"{shown} of {result['count']} suggestions; the next request is {total} tokens", width)
-    return lines
+    simulated = items[0]["simulated_at"]
+    return lines + (wrap(f"dollars simulated at {simulated} prices", width) if simulated else [])
 
 
 def _applied(result: dict[str, Any], width: int) -> list[str]:

@@ -16,6 +16,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from hango.cli.money import next_call_line, priced
+
 GROUPS = (("system", "SYSTEM"), ("tools", "TOOLS"), ("messages", "MESSAGES"))
 # A group longer than this shows its largest parts and a count of the rest (``--all``: every part).
 GROUP_ROWS = 8
@@ -188,6 +190,7 @@ def summary_lines(snapshot: dict[str, Any], width: int, style: Style) -> list[st
         f" ({share(snapshot['total_after'], window)})  [{'] ['.join(badges)}]",
         f"window {window} · compacts at {snapshot['compact_at']} · free {snapshot['free']}",
     ]
+    lines += wrap(next_call_line(snapshot), width)
     last = snapshot.get("last_call")
     if last:
         reported = "-" if last.get("reported") is None else last["reported"]
@@ -352,6 +355,7 @@ def render_try(result: dict[str, Any], width: int) -> list[str]:
         f"cache read {usage.get('cache_read_tokens', 0)} · cache write {usage.get('cache_write_tokens', 0)}",
         width,
     )
+    lines += wrap(f"cost {priced(result['cost']['usd'], result['cost']['simulated_at'])}", width)
     if result["excluded"]:
         lines += wrap(f"left out: {', '.join(result['excluded'])}", width)
     if result["added"]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hango.cli.context_calls import priced
 from hango.cli.context_table import visible, wrap
+from hango.cli.money import priced
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 

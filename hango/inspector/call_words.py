@@ -40,3 +40,22 @@ def verdict_words(cache: dict[str, Any]) -> dict[str, str]:
         return {"badge": badge, "words": words}
     words = REASON_WORDS.get(reason, reason)
     return {"badge": badge, "words": words if badge == "first" else f"missed: {words}"}
+
+
+def next_call_words(cache: dict[str, Any]) -> dict[str, str]:
+    """The next call's predicted verdict (inspect's ``cache`` figures) as a badge and a sentence, as
+    ``verdict_words`` says a past call's: what it is expected to read, not what it read. The sentence
+    follows the badge (``miss: an override was saved at system:todo``), so it does not repeat it."""
+    reason, expected = cache["miss_reason"], cache["expected_read_tokens"]
+    if cache.get("outlook") == "none":
+        return {"badge": "none", "words": "the provider caches nothing"}
+    if reason is None:
+        if not expected:
+            return {"badge": "none", "words": "no cache read expected"}
+        return {"badge": "hit", "words": f"expected to read {expected:,} cached tokens"}
+    badge = BADGES.get(reason, "miss")
+    if reason == "prefix_changed":
+        lost = cause_words(cache["miss_part"], cache["miss_cause"])
+        words = f"expected to read {expected:,} cached tokens, not the rest: {lost}" if expected else lost
+        return {"badge": badge, "words": words}
+    return {"badge": badge, "words": REASON_WORDS.get(reason, reason)}

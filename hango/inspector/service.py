@@ -38,7 +38,7 @@ from hango.inspector.call_views import (
     next_call_cost,
     summarized_messages,
 )
-from hango.inspector.call_words import verdict_words
+from hango.inspector.call_words import next_call_words, verdict_words
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.measure import measured
 from hango.inspector.net_price import net_price
@@ -213,6 +213,7 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
     groups = tool_groups(snapshot.tools, state.overrides, state.unavailable_tools)
     body["tool_groups"] = [vars(group) for group in groups]
     cache = found.cache.verdict(assembly)
+    cache.update(next_call_words(cache))
     return {
         "session_id": str(session_id),
         "agent_id": str(agent.id),
@@ -490,6 +491,8 @@ def try_call(
         "message": trying.answer(response),
         "stop_reason": response.stop_reason,
         "usage": vars(response.usage),
+        # what the provider's reported usage costs at the model's prices, as the calls ledger prices it
+        "cost": prices(deps).cost(state.agent.model, Tokens.of(vars(response.usage))).as_dict(),
         "model": state.agent.model,
         "excluded": plan.excluded,
         "added": plan.added,

@@ -140,9 +140,38 @@
     number: (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US")),
     when: (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" }) : "–"),
     json: (value) => JSON.stringify(value, null, 2),
-    money: (usd, places = 4) => (usd === null || usd === undefined ? "–" : `$${usd.toFixed(places)}`),
+    // US dollars by the one rule of every surface (hango/cli/money.py says it, the CLI follows it too):
+    // under $1 four significant digits, trailing zeros dropped, at least two decimals; from $1 cents;
+    // ties rounded away from zero on the exact value (toExponential and toFixed do); "–" when unknown.
+    money: (usd) => {
+      if (usd === null || usd === undefined) return "–";
+      const sign = usd < 0 ? "-" : "";
+      const size = Math.abs(usd);
+      if (size >= 1) return `${sign}$${size.toFixed(2)}`;
+      if (size === 0) return "$0.00";
+      const [mantissa, power] = size.toExponential(3).split("e");
+      const digits = mantissa.replace(".", "");
+      const exponent = Number(power); // 0 only when the figure rounds up to 1.000
+      const fixed = exponent < 0 ? `0.${"0".repeat(-exponent - 1)}${digits}` : `${digits[0]}.${digits.slice(1)}`;
+      const [whole, decimals] = fixed.split(".");
+      return `${sign}$${whole}.${decimals.replace(/0+$/, "").padEnd(2, "0")}`;
+    },
     // The label of a simulated price (a cost's `simulated_at`: the reference model whose prices it is at), or "".
     simulated: (model) => (model ? ` (simulated at ${model} prices)` : ""),
+    // money(usd) labelled as simulated when it is (a known price only), as the CLI's priced().
+    priced: (usd, model) => hango.money(usd) + (usd === null || usd === undefined ? "" : hango.simulated(model)),
+    // Inspect's next call: its cost and predicted cache verdict, in the CLI's words (next_call_line).
+    nextCall: (inspect) => `next call: input ${hango.priced(inspect.next_call_cost.usd, inspect.next_call_cost.simulated_at)}`
+      + ` · cache ${inspect.cache.badge}: ${inspect.cache.words}`,
+    // A change's net price (a suggestion's or the preview's), in the CLI's words (change_price).
+    changePrice: (change) => {
+      const said = `${hango.money(change.usd_saved_per_call)} a call, ${hango.money(change.usd_cache_loss)} once in cache, `;
+      const calls = change.break_even_calls;
+      if (calls === null || calls === undefined) {
+        return said + (change.usd_saved_per_call === null ? "price unknown" : "never pays back");
+      }
+      return said + (calls === 0 ? "nothing to pay back" : `pays back after ${hango.number(calls)} call${calls > 1 ? "s" : ""}`);
+    },
     // A part of a past call against the previous call of its lineage: "added", "changed" or "" (same, or the first).
     sinceMark: (part) => (part.since_previous === "same" || !part.since_previous ? "" : part.since_previous),
     markClass: (mark) => ({ added: "ok", changed: "warn", removed: "danger", "first difference": "danger" })[mark] || "",

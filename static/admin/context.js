@@ -23,6 +23,7 @@ document.addEventListener("alpine:init", () => {
     scope: null,
     agentScope: "",
     cacheLoss: "",
+    changePrice: "", // the pending change's net price, the server's figures
     copied: "",
     etags: { agent: null, session: null },
     want: {},
@@ -144,6 +145,7 @@ document.addEventListener("alpine:init", () => {
       if (!pending.length) {
         this.current = this.snapshot;
         this.cacheLoss = "";
+        this.changePrice = "";
         this.previewing = false;
         this.refilter();
         return;
@@ -158,6 +160,7 @@ document.addEventListener("alpine:init", () => {
         this.cacheLoss = loss
           ? `Saving breaks the cached prompt prefix: the next call no longer reads ${hango.number(loss)} tokens from the cache (they are written to it again).`
           : "";
+        this.changePrice = `Saving it: ${hango.changePrice(data.pending)}${hango.simulated(data.pending.simulated_at)}.`;
         this.refilter();
       } catch (error) {
         if (ticket === this.previewTicket) this.showError(error, "saveError");

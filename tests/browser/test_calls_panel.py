@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 from playwright.sync_api import expect
 
+from hango.cli.money import money
 from hango.db.schema import model_calls, usage_records
 from hango.providers.prices import Tokens
 from hango.store import TenantStore
@@ -54,10 +55,10 @@ def test_the_calls_tab_lists_the_demos_calls_with_verdict_badges_and_costs(
         expect(row).to_have_attribute("data-call-id", call["id"])
         expect(row.get_by_test_id("verdict")).to_have_text(call["cache"]["badge"])
         expect(row.get_by_test_id("verdict-words")).to_have_text(call["cache"]["words"])
-        expect(row.get_by_test_id("cost")).to_have_text(f"${call['cost']['usd']:.4f}")
+        expect(row.get_by_test_id("cost")).to_have_text(money(call["cost"]["usd"]))
     total = api.get(f"/v1/sessions/{demo.session_id}/cost")
     expect(admin.page.get_by_test_id("session-cost")).to_contain_text(
-        f"{len(calls)} calls · ${total['usd']:.4f} (simulated at anthropic/claude-sonnet-4-6 prices)"
+        f"{len(calls)} calls · {money(total['usd'])} (simulated at anthropic/claude-sonnet-4-6 prices)"
     )
 
 
@@ -74,7 +75,7 @@ def test_the_offline_demos_costs_are_labelled_simulated_at_the_reference_models_
     assert newest["cost"]["usd"] > 0
     expect(cost).to_have_attribute("title", f"{newest['cost']['source']} {label}")
     expect(admin.page.get_by_test_id("call-detail").get_by_test_id("call-cost")).to_have_text(
-        f"· ${newest['cost']['usd']:.4f} {label}"
+        f"· {money(newest['cost']['usd'])} {label}"
     )
 
 
@@ -114,7 +115,7 @@ def test_opening_a_call_shows_its_parts_as_sent_with_what_changed_since_the_prev
         mark = "" if part["since_previous"] in (None, "same") else part["since_previous"]
         expect(shown.nth(index)).to_have_attribute("data-mark", mark)
         so_far = shown.nth(index).get_by_test_id("part-so-far")  # the server's total, never recounted
-        expect(so_far).to_have_text(f"${part['cost_so_far']['usd']:.5f}")
+        expect(so_far).to_have_text(money(part["cost_so_far"]["usd"]))
     assert any(p["since_previous"] == "added" for p in detail["parts"])
 
 

@@ -234,7 +234,7 @@ def test_try_turn_prints_the_steps_then_the_answer_a_summary_and_the_would_be_di
     assert "stop reason: end_turn" in lines
     assert re.search(
         r"2 calls · 1 tool call · input \d+ · output \d+ · cache read \d+ · cache write \d+ · "
-        r"\$\d+\.\d{4} \(simulated at anthropic/claude-sonnet-4-6 prices\)",
+        r"\$\d+\.\d+ \(simulated at anthropic/claude-sonnet-4-6 prices\)",
         " ".join(li.strip() for li in lines),  # the summary, wrapped to the terminal
     ), lines
     diff = lines[lines.index("would change (nothing was stored):") + 1 :]

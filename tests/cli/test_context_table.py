@@ -38,6 +38,8 @@ SNAPSHOT = {
     "free": 100,
     "would_compact": False,
     "last_call": None,
+    "next_call_cost": {"usd": 0.0012, "simulated_at": None},
+    "cache": {"badge": "none", "words": "the provider caches nothing"},
     "system": [],
     "tools": [],
     "messages": [PART],
@@ -98,8 +100,8 @@ def test_colour_changes_no_column():
     painted = render_snapshot(SNAPSHOT, 60, Style(True))
     assert painted != plain
     assert [re.sub(r"\x1b\[\d+m", "", line) for line in painted] == plain
-    assert plain[10] == "[ ] message:1  user · text: hi\\nthere              5  paired"
-    assert len(plain[10]) == 60
+    assert plain[12] == "[ ] message:1  user · text: hi\\nthere              5  paired"
+    assert len(plain[12]) == 60
     assert plain[2] == "total 5 → 0 tokens (0%)  [counted by the provider]"
 
 
