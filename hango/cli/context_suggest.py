@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hango.cli.context_table import SAVED_FOR_AGENT, visible, wrap
-from hango.cli.money import change_price
+from hango.cli.money import cache_cost, change_price
 
 NOTHING_LOOKS_DEAD = "nothing in the next request looks like dead weight"
 NO_SUGGESTIONS = f"no suggestions: {NOTHING_LOOKS_DEAD}"
@@ -22,7 +22,7 @@ def render_suggestions(result: dict[str, Any], width: int) -> list[str]:
     for number, item in enumerate(items, 1):
         lines += wrap(
             f"{number}. {item['kind']} on the {item['target']}: saves {item['tokens_saved']} tokens, "
-            f"cache cost {item['cache_loss_tokens']}",
+            f"{cache_cost(item['cache_loss_tokens'])}",
             width,
         )
         lines += wrap(change_price(item), width, "   ")

@@ -50,10 +50,21 @@ def next_call_line(inspect: dict[str, Any]) -> str:
     return f"next call: input {priced(cost['usd'], cost['simulated_at'])} · cache {cache['badge']}: {cache['words']}"
 
 
+def once_in_cache(usd: float | None) -> str:
+    """``$0.0011 once in cache`` (written again once), or ``$0.0011 back once in cache`` for a change
+    that restores what the provider holds (a negative cache loss: a gain)."""
+    return f"{money(-usd)} back once in cache" if usd is not None and usd < 0 else f"{money(usd)} once in cache"
+
+
+def cache_cost(tokens: int) -> str:
+    """A change's cache loss in tokens: ``cache cost 1,657``, or ``cache gain 1,657`` when it restores."""
+    return f"cache gain {-tokens:,}" if tokens < 0 else f"cache cost {tokens:,}"
+
+
 def change_price(change: dict[str, Any]) -> str:
     """``$0.0000360 a call, $0.0011 once in cache, pays back after 31 calls``: a change's net price
     (a suggestion's or the preview's ``usd_saved_per_call``, ``usd_cache_loss``, ``break_even_calls``)."""
-    said = f"{money(change['usd_saved_per_call'])} a call, {money(change['usd_cache_loss'])} once in cache, "
+    said = f"{money(change['usd_saved_per_call'])} a call, {once_in_cache(change['usd_cache_loss'])}, "
     calls = change["break_even_calls"]
     if calls is None:
         return said + ("price unknown" if change["usd_saved_per_call"] is None else "never pays back")

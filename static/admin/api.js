@@ -163,9 +163,14 @@
     // Inspect's next call: its cost and predicted cache verdict, in the CLI's words (next_call_line).
     nextCall: (inspect) => `next call: input ${hango.priced(inspect.next_call_cost.usd, inspect.next_call_cost.simulated_at)}`
       + ` · cache ${inspect.cache.badge}: ${inspect.cache.words}`,
+    // A change's cache loss in dollars, as the CLI's once_in_cache: a negative loss restores the cache.
+    onceInCache: (usd) => (usd !== null && usd !== undefined && usd < 0
+      ? `${hango.money(-usd)} back once in cache` : `${hango.money(usd)} once in cache`),
+    // A change's cache loss in tokens, as the CLI's cache_cost.
+    cacheCost: (tokens) => (tokens < 0 ? `cache gain ${hango.number(-tokens)}` : `cache cost ${hango.number(tokens)}`),
     // A change's net price (a suggestion's or the preview's), in the CLI's words (change_price).
     changePrice: (change) => {
-      const said = `${hango.money(change.usd_saved_per_call)} a call, ${hango.money(change.usd_cache_loss)} once in cache, `;
+      const said = `${hango.money(change.usd_saved_per_call)} a call, ${hango.onceInCache(change.usd_cache_loss)}, `;
       const calls = change.break_even_calls;
       if (calls === null || calls === undefined) {
         return said + (change.usd_saved_per_call === null ? "price unknown" : "never pays back");

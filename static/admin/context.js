@@ -157,9 +157,11 @@ document.addEventListener("alpine:init", () => {
         if (ticket !== this.previewTicket) return;
         this.current = model.freeze(data);
         const loss = data.pending.cache_loss_tokens;
-        this.cacheLoss = loss
+        this.cacheLoss = loss > 0
           ? `Saving breaks the cached prompt prefix: the next call no longer reads ${hango.number(loss)} tokens from the cache (they are written to it again).`
-          : "";
+          : loss < 0
+            ? `Saving restores the cached prompt prefix: the next call reads ${hango.number(-loss)} more tokens from the cache.`
+            : "";
         this.changePrice = `Saving it: ${hango.changePrice(data.pending)}${hango.simulated(data.pending.simulated_at)}.`;
         this.refilter();
       } catch (error) {
