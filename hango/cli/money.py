@@ -53,7 +53,9 @@ def next_call_line(inspect: dict[str, Any]) -> str:
 def once_in_cache(usd: float | None) -> str:
     """``$0.0011 once in cache`` (written again once), or ``$0.0011 back once in cache`` for a change
     that restores what the provider holds (a negative cache loss: a gain)."""
-    return f"{money(-usd)} back once in cache" if usd is not None and usd < 0 else f"{money(usd)} once in cache"
+    return (
+        f"{money(-usd)} back once in cache" if usd is not None and usd < 0 else f"{money(usd)} once in cache"
+    )
 
 
 def cache_cost(tokens: int) -> str:
