@@ -11,7 +11,7 @@ pytestmark = pytest.mark.server
 
 # A suggestion's first three lines: its number, kind, route and figures; its dollars; then its parts.
 ITEM = re.compile(
-    r"^(?P<n>\d+)\. (?P<kind>\w+) on the \w+: saves (?P<saved>\d+) tokens, cache cost \d+\n"
+    r"^(?P<n>\d+)\. (?P<kind>\w+) on the \w+: saves (?P<saved>\d+) tokens, cache (?:cost|gain) [\d,]+\n"
     r"   (?P<price>.+)\n   (?P<parts>.+)$",
     re.MULTILINE,
 )

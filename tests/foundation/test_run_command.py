@@ -102,6 +102,7 @@ def _run_until_ready(
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=60)
         reader.join(timeout=60)
+        proc.stdout.close()
     return "".join(lines), postmaster
 
 

@@ -52,8 +52,9 @@ def test_a_server_with_a_45_character_tool_name_attaches_and_its_tool_is_called_
         assert sending.say("Hello").status_code == 201
 
     assert sorted(tool["name"] for tool in attached["tools"]) == sorted([LONG, DOTTED, "plain"])
-    assert parts[f"tool:{SERVER}/{LONG}"] == [substitute]  # the part keeps the real name
-    assert parts[f"tool:{SERVER}/{DOTTED}"] == [server_tool_name(SERVER, DOTTED)]
+    # the part keeps the real name, and every surface shows it (the substitute goes to the model only)
+    assert parts[f"tool:{SERVER}/{LONG}"] == [f"{SERVER}/{LONG}"]
+    assert parts[f"tool:{SERVER}/{DOTTED}"] == [f"{SERVER}/{DOTTED}"]
     assert tool_part(substitute) != f"tool:{SERVER}/{LONG}"  # only the definition knows its part
     assert answer.status_code == 201, answer.get_json()
     result = answer.get_json()["messages"][2]["content"][0]
