@@ -45,29 +45,40 @@ def test_upgrade_downgrade_to_base_and_upgrade_again(fresh_url):
         engine.dispose()
 
 
-CLAIM_AND_TRIGGERS = sa.text(
+QUEUE_RULES = sa.text(
     "select pg_get_functiondef('procrastinate_fetch_job_v2(varchar[], bigint)'::regprocedure),"
-    " array(select tgname::text from pg_trigger where tgname like 'hango\\_%' order by 1)"
+    " array(select tgname::text from pg_trigger where tgname like 'hango\\_%' order by 1),"
+    " array(select proname::text from pg_proc where proname like 'hango\\_%' and prorettype <> 'trigger'::regtype"
+    " order by 1)"
 )
 
 
-def test_the_fair_claim_migration_downgrades_to_procrastinates_own_claim(fresh_url):
+def queue_rules_across(fresh_url: str, before: str, after: str) -> tuple[tuple, tuple, tuple]:
+    """The claim, hango's queue triggers and functions: at ``before``, at ``after``, and back down at ``before``."""
     engine = make_engine(fresh_url)
     try:
-        migrate.upgrade(engine, "0015")
-        with engine.connect() as conn:
-            procrastinates, no_triggers = conn.execute(CLAIM_AND_TRIGGERS).one()
-        migrate.upgrade(engine, "0016")
-        with engine.connect() as conn:
-            fair, triggers = conn.execute(CLAIM_AND_TRIGGERS).one()
-        migrate.downgrade(engine, "0015")
-        with engine.connect() as conn:
-            restored = tuple(conn.execute(CLAIM_AND_TRIGGERS).one())
+        seen = []
+        for step in (migrate.upgrade, migrate.upgrade, migrate.downgrade):
+            step(engine, before if len(seen) != 1 else after)
+            with engine.connect() as conn:
+                seen.append(tuple(conn.execute(QUEUE_RULES).one()))
     finally:
         engine.dispose()
-    assert no_triggers == [] and "tenant_id" not in procrastinates
-    assert "tenant_id" in fair and triggers == ["hango_lock_freed", "hango_lock_freed_on_delete"]
-    assert restored == (procrastinates, [])
+    return seen[0], seen[1], seen[2]
+
+
+def test_the_fair_claim_migration_downgrades_to_procrastinates_own_claim(fresh_url):
+    procrastinates, fair, restored = queue_rules_across(fresh_url, "0015", "0016")
+    assert procrastinates[1:] == ([], []) and "tenant_id" not in procrastinates[0]
+    assert "tenant_id" in fair[0] and fair[1] == ["hango_lock_freed", "hango_lock_freed_on_delete"]
+    assert restored == procrastinates
+
+
+def test_the_runs_in_progress_migration_downgrades_to_the_claim_with_headroom(fresh_url):
+    with_headroom, in_progress, restored = queue_rules_across(fresh_url, "0019", "0020")
+    assert "hango_jobs_in_progress" in in_progress[0] and "hango_jobs_in_progress" not in with_headroom[0]
+    assert in_progress[2] == ["hango_jobs_in_progress", "hango_slot_wanted"] and with_headroom[2] == []
+    assert restored == with_headroom
 
 
 @contextlib.contextmanager

@@ -80,6 +80,33 @@ class Queue:
                 )
             return conn.execute(query, {"queue": self.name, "worker": self.worker_id}).scalar_one()
 
+    def give_back(self, job_id: int) -> None:
+        """The running job goes back to the queue as a run giving its slot back does (procrastinate's retry)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                sa.text("select procrastinate_retry_job_v2(:id, now(), null, null, null)"), {"id": job_id}
+            )
+
+    def wants_slot(self, job_id: int, open_slots: int | None = None) -> bool:
+        """Whether the running job, at a turn boundary, gives its slot back (``others_waiting``)."""
+        with self.engine.begin() as conn:
+            return others_waiting(conn, job_id, open_slots)
+
+    def boundaries(self, running: list[int], rounds: int) -> list[tuple[int, int]]:
+        """Each running job meets ``rounds`` turn boundaries, one job after the other as a worker's runs do:
+        a job that gives its slot back goes back to the queue and the worker claims its next job at once.
+        The slots that moved, each (the job that gave it, the job that took it)."""
+        moves = []
+        for _ in range(rounds):
+            for job in list(running):
+                if job in running and self.wants_slot(job):
+                    self.give_back(job)
+                    taken = self.claim()
+                    assert taken is not None
+                    running[running.index(job)] = taken
+                    moves.append((job, taken))
+        return moves
+
     def finish(self, job_id: int) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -350,3 +377,63 @@ def test_a_waiting_worker_starts_a_sessions_next_job_as_soon_as_the_reaper_fails
         with ThreadPoolExecutor(1) as thread:
             assert thread.submit(asyncio.run, reap()).result() == [stalled]
         wait_until(lambda: status(engine, after) == "succeeded", timeout=WAIT)  # not an hour: it was woken
+
+
+def test_a_quiet_tenants_every_queued_run_takes_a_slot_at_the_busy_runs_next_turn_boundaries(
+    queue: Queue,
+) -> None:
+    busy, quiet = uuid.uuid4(), uuid.uuid4()
+    member = uuid.uuid4()
+    flood = [queue.defer(Run(busy, member, uuid.uuid4())) for _ in range(8)]
+    running = [queue.claim() for _ in range(4)]
+    assert running == flood[:4]
+    quick = [queue.defer(member_of(quiet)) for _ in range(3)]
+
+    moves = queue.boundaries(running, rounds=3)
+
+    # All three quiet runs at the first boundaries, the third too: a run given back still counts as
+    # its tenant's (4 in progress), so the quiet tenant at 2 still has fewer; then nothing moves.
+    assert moves == list(zip(flood[:3], quick, strict=True))
+    assert sorted(running) == sorted([flood[3], *quick])
+    for job in quick:
+        queue.finish(job)
+    # The slots go back to the runs given back, before the busy member's runs never started.
+    assert [queue.claim() for _ in range(3)] == flood[:3]
+
+
+def test_two_equally_served_tenants_do_not_pass_a_slot_back_and_forth(queue: Queue) -> None:
+    first, second = uuid.uuid4(), uuid.uuid4()
+    jobs = {t: [queue.defer(Run(t, uuid.uuid4(), uuid.uuid4())) for _ in range(6)] for t in (first, second)}
+    running = [queue.claim() for _ in range(4)]
+    assert running == [jobs[first][0], jobs[second][0], jobs[first][1], jobs[second][1]]
+
+    assert queue.boundaries(running, rounds=5) == []  # two and two: no slot moves
+
+    queue.finish(jobs[first][0])  # a run ends: its tenant's next run takes the slot, two and two again
+    assert queue.claim() == jobs[first][2]
+    running[0] = jobs[first][2]
+    assert queue.boundaries(running, rounds=5) == []
+
+
+def test_an_odd_slot_stays_with_its_holder_between_two_busy_tenants(queue: Queue) -> None:
+    first, second = uuid.uuid4(), uuid.uuid4()
+    jobs = {t: [queue.defer(Run(t, uuid.uuid4(), uuid.uuid4())) for _ in range(6)] for t in (first, second)}
+    running = [queue.claim() for _ in range(3)]  # a worker of three: two and one
+    assert running == [jobs[first][0], jobs[second][0], jobs[first][1]]
+
+    # the second tenant would have two in progress to the first's one once it takes the slot: it waits
+    assert queue.boundaries(running, rounds=5) == []
+
+
+def test_a_member_with_runs_given_back_is_still_served_before_another_members_first_run(
+    queue: Queue,
+) -> None:
+    tenant, busy, quiet = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    flood = [queue.defer(Run(tenant, busy, uuid.uuid4())) for _ in range(4)]
+    running = [queue.claim() for _ in range(3)]
+    quick = [queue.defer(Run(tenant, quiet, uuid.uuid4())) for _ in range(2)]
+
+    moves = queue.boundaries(running, rounds=2)
+
+    # the busy member has three in progress: the quiet member's two runs each take a slot, then none moves
+    assert moves == [(flood[0], quick[0]), (flood[1], quick[1])]

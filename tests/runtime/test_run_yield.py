@@ -106,6 +106,13 @@ def two_tenants(
     return chat, dataclasses.replace(globex.owner, client=chat.who.client), Gates(fake)
 
 
+def one_tool_turn(body: dict) -> Any:
+    """The fake model's answer: a ``multi`` run's first call writes a note; every other call is answered."""
+    if len(body["messages"]) == 1 and "multi" in first_user_text(body):
+        return tool_call("toolu_1", "write_file", NOTE)
+    return "Done."
+
+
 ONE_TURN = ["model_call_started", "model_call_finished"]
 TOOL_TURN = [*ONE_TURN, "tool_started", "tool_finished", "message_stored", "message_stored"]
 
@@ -115,17 +122,21 @@ def test_a_run_yields_its_slot_at_a_turn_boundary_to_a_quiet_tenant_and_then_com
 ) -> None:
     chat, quiet, gates = two_tenants(open_chat, globex, fake)
     busy = chat.who
-    fake.reply(tool_call("toolu_1", "write_file", NOTE), "Done.")
+    fake.answerer = one_tool_turn
     multi = post(busy, chat.session_id, "multi")
     held = post(busy, session_of(busy, "anthropic/claude-test"), "hold")
 
     with working(busy.client.application):
         try:
             wait_until(lambda: len(fake.bodies(MESSAGES)) == 2, timeout=WAIT)  # both slots: the busy tenant's
-            quick = post(quiet, session_of(quiet, "offline/echo"), "quick")
+            quick = post(quiet, session_of(quiet, "anthropic/claude-test"), "hold quiet")
             gates.posted.set()  # the multi run answers, stores its turn, and meets the quiet run waiting
+            wait_until(lambda: len(fake.bodies(MESSAGES)) == 3, timeout=WAIT)
+            # the quiet run's call is the next one, before the multi run's next call: its slot was given back
+            assert first_user_text(fake.bodies(MESSAGES)[2]) == "hold quiet"
+            assert job_of(chat.engine, multi) == ("todo", 1)
+            gates.release.set()
             wait_until(lambda: ended(quiet, quick), timeout=WAIT)
-            assert len(fake.bodies(MESSAGES)) == 2  # the quiet run ran before the multi run's next call
             gates.resume.set()
             wait_until(lambda: ended(busy, multi), timeout=WAIT)
         finally:
@@ -149,6 +160,65 @@ def test_a_run_yields_its_slot_at_a_turn_boundary_to_a_quiet_tenant_and_then_com
     ]
     assert job_of(chat.engine, multi) == ("succeeded", 2)  # one job, run twice: given back once
     assert job_of(chat.engine, held) == ("succeeded", 1)
+
+
+def test_every_queued_run_of_a_quiet_tenant_takes_a_slot_at_the_busy_runs_turn_boundaries(
+    open_chat: OpenChat, globex: Tenant, fake: FakeProviderServer
+) -> None:
+    chat = open_chat("anthropic/claude-test", worker_concurrency=3)
+    busy, quiet = chat.who, dataclasses.replace(globex.owner, client=chat.who.client)
+    answered = [threading.Event() for _ in range(3)]  # each busy run's first call, one after the other
+    release, resume = threading.Event(), threading.Event()
+
+    def hold(body: dict) -> None:
+        text = first_user_text(body)
+        if "hold" in text:
+            release.wait(WAIT)
+        elif len(body["messages"]) == 1:
+            answered[int(text.split()[-1])].wait(WAIT)
+        else:
+            resume.wait(WAIT)
+
+    fake.validator = hold
+    fake.answerer = one_tool_turn
+    sessions = [chat.session_id, *(session_of_agent(busy, chat.agent_id) for _ in range(2))]
+    multi = [post(busy, session, f"multi {n}") for n, session in enumerate(sessions)]
+    calls = lambda: [first_user_text(body) for body in fake.bodies(MESSAGES)]  # noqa: E731
+
+    with working(busy.client.application):
+        try:
+            wait_until(lambda: len(calls()) == 3, timeout=WAIT)  # every slot: the busy tenant's
+            quick = [
+                post(quiet, session_of(quiet, "anthropic/claude-test"), f"hold quiet {n}") for n in range(2)
+            ]
+            answered[0].set()  # busy 3 in progress, quiet 0: the slot moves
+            wait_until(lambda: len(calls()) == 4, timeout=WAIT)
+            answered[1].set()  # busy still 3 in progress (one given back), quiet 1: the slot moves again
+            wait_until(lambda: len(calls()) == 5, timeout=WAIT)
+            answered[2].set()  # quiet 2 + 1 is not below busy's 3: this run keeps its slot
+            wait_until(lambda: len(calls()) == 6, timeout=WAIT)
+            # Counting only running runs, the second busy run kept its slot (quiet 1 + 1 is not below 2)
+            # and the quiet tenant's second run waited for its first to end.
+            assert sorted(calls()[3:5]) == ["hold quiet 0", "hold quiet 1"]
+            assert [job_of(chat.engine, run) for run in multi] == [("todo", 1), ("todo", 1), ("doing", 0)]
+        finally:
+            for gate in (*answered, release, resume):
+                gate.set()
+        wait_until(lambda: all(ended(quiet, run) for run in quick), timeout=WAIT)
+        wait_until(lambda: all(ended(busy, run) for run in multi), timeout=WAIT)
+
+    # given back twice in all, then no slot moved again
+    assert [job_of(chat.engine, run) for run in multi] == [
+        ("succeeded", 2),
+        ("succeeded", 2),
+        ("succeeded", 1),
+    ]
+
+
+def session_of_agent(who: As, agent_id: str) -> str:
+    session = who.post("/v1/sessions", json={"agent_id": agent_id})
+    assert session.status_code == 201, session.get_json()
+    return session.get_json()["id"]
 
 
 def test_a_run_with_nobody_waiting_does_not_yield(open_chat: OpenChat, fake: FakeProviderServer) -> None:
