@@ -17,8 +17,9 @@ from hango.agent.state import Caller
 from hango.config import Config
 from hango.errors import Conflict, QuotaExhausted, RateLimited, Unprocessable
 from hango.inspector import service
-from hango.jobs import cancel_job, defer_run, hold_job
+from hango.jobs import cancel_job, defer_run
 from hango.store import TenantStore
+from hango.store.job_slots import hold_job
 from hango.store.locks import lock_tenant_runs
 
 

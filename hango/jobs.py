@@ -15,7 +15,6 @@ import uuid
 from typing import Any
 
 import procrastinate
-import sqlalchemy as sa
 from opentelemetry import propagate
 from procrastinate.contrib.sqlalchemy import SQLAlchemyPsycopg2Connector
 from sqlalchemy.engine import Connection, Engine
@@ -67,15 +66,3 @@ def defer_run(
 def cancel_job(queue: procrastinate.App, conn: Connection, job_id: int, *, running: bool) -> bool:
     """Cancel a queued job, or ask a running one to abort (it stops at its next step)."""
     return queue.job_manager.cancel_job_by_id(job_id, abort=running, connection=conn)
-
-
-def hold_job(conn: Connection, job_id: int) -> bool:
-    """Lock a job's row to the end of ``conn``'s transaction; whether a cancel asked it to abort.
-
-    A cancel and a run giving its slot back (``hango.agent.yielding``) both take this lock first, so a cancel sees either the run ``running`` (and
-    the yield then sees the abort and ends the run ``cancelled``) or ``queued`` (and cancels it there).
-    """
-    asked = conn.execute(
-        sa.text("SELECT abort_requested FROM procrastinate_jobs WHERE id = :id FOR UPDATE"), {"id": job_id}
-    ).scalar_one_or_none()
-    return bool(asked)

@@ -38,11 +38,11 @@ from hango.agent.state import Caller, RunState, StoredMessage
 from hango.agent.steps import Steps
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.agent.yielding import open_slots, others_waiting
+from hango.agent.yielding import open_slots
 from hango.errors import Cancelled, GatewayTimeout, HangoError, QuotaExhausted
-from hango.jobs import hold_job
 from hango.messages import Response, message_to_dict
 from hango.store import TenantStore
+from hango.store.job_slots import hold_job, others_waiting
 from hango.store.locks import lock_run, lock_session, unlock_run, unlock_session
 from hango.store.runs import SCRATCH
 from hango.telemetry import names

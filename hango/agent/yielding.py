@@ -4,7 +4,7 @@ The fair claim (revisions 0016, 0019 and 0020) gives a freed slot to the tenant 
 runs in progress (running, or given back and waiting to go on), then to its member with the
 fewest; but a run keeps its slot to its end, so without this a quiet tenant would wait for a
 whole run. After a model answer and its tools are stored, and before its next model call, a run
-asks the queue (``others_waiting``: the database's ``hango_slot_wanted``, written beside the claim
+asks the queue (``hango.store.job_slots.others_waiting``: the database's ``hango_slot_wanted``, written beside the claim
 in revision 0020 from the same counts and lock rule) whether a job its worker could claim waits
 for a tenant that would still have fewer runs in progress than the run's tenant even with one more
 (its count + 1 < the run's), or, in the run's tenant, for such a member; with
@@ -25,23 +25,9 @@ stays below the one giving it, two tenants never trade it back and forth.
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
 
 class Yielded(Exception):
     """The run gave its slot back and waits in the queue again (the worker retries its job)."""
-
-
-# The rule lives beside the claim it must agree with (revision 0020): one text for both.
-SLOT_WANTED = sa.text("SELECT hango_slot_wanted(:job_id, CAST(:open_slots AS integer))")
-
-
-def others_waiting(conn: Connection, job_id: int, open_slots: int | None) -> bool:
-    """Whether a less-served tenant's or member's job waits for a slot that ``job_id`` (running) holds,
-    and its worker (``open_slots`` of its slots open to a tenant with jobs running) could claim it."""
-    found = conn.execute(SLOT_WANTED, {"job_id": job_id, "open_slots": open_slots})
-    return bool(found.scalar_one())
 
 
 def open_slots(concurrency: int, headroom: int) -> int | None:

@@ -24,8 +24,8 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.deps import Deps
-from hango.agent.yielding import others_waiting
 from hango.jobs import defer_run, web_queue
+from hango.store.job_slots import others_waiting
 from hango.store.runs import SCRATCH
 from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, worker_queue
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
