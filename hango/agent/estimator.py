@@ -177,6 +177,14 @@ class MessageMemo:
             object.__setattr__(obj, self._name, value)
         return value
 
+    def each(self, objs: Iterable[object], compute: Callable[[Any], Any]) -> list[Any]:
+        """``get(obj, compute)`` of each of ``objs``, in one loop (a request's tools are many)."""
+        name = self._name
+        return [
+            value if (value := getattr(obj, name, None)) is not None else self.get(obj, compute)
+            for obj in objs
+        ]
+
     def total(self, objs: Iterable[object], compute: Callable[[Any], Any]) -> Any:
         """The sum of ``get(obj, compute)`` over ``objs``, in one loop (a request's history is long)."""
         name, total = self._name, 0
@@ -274,7 +282,7 @@ class Estimator:
         """Estimated input tokens of a request: exactly the sum of its parts' estimates."""
         return (
             sum(self.estimate_block(b) for b in request.system)
-            + sum(self.estimate_tool(t) for t in request.tools)
+            + self.memo.total(request.tools, self._estimate_tool)
             + self.estimate_messages(request.messages)
         )
 

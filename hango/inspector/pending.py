@@ -158,6 +158,8 @@ def mark_excluded_by(snapshot: Snapshot, assembly: Assembly) -> None:
     overrides' excluded tools removed names the first of those tools whose return brings it back.
     """
     overrides = assembly.state.overrides
+    if not overrides:  # nothing left out: every view keeps ``excluded_by`` None
+        return
     views = [*snapshot.system, *snapshot.tools, *snapshot.messages]
     for view in views:
         override = overrides.get(view.id)

@@ -15,7 +15,13 @@ from typing import Any
 from hango.agent.compaction import compact_at
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.estimator import estimate_block, estimate_message, estimate_request, estimate_tool
+from hango.agent.estimator import (
+    MessageMemo,
+    estimate_block,
+    estimate_message,
+    estimate_request,
+    estimate_tool,
+)
 from hango.agent.ledger.record import Previous
 from hango.agent.ledger.verdict import Outlook, cached_marks, part_cache_losses
 from hango.agent.overrides import REPLACE, Overrides
@@ -33,7 +39,7 @@ from hango.agent.parts import (
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import held, label_of, labelled, message_preview
 from hango.inspector.override_rules import companions
-from hango.messages import ToolUseBlock
+from hango.messages import ToolDef, ToolUseBlock
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")
@@ -136,16 +142,17 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook, held: Previou
         for s in draft.system
     ]
     tools = [
-        _view(part_of(t), t.description, estimate_tool(t), (t.description, estimate_tool(t)))
-        if t.name in sent_tools
-        else _view(part_of(t), t.description, estimate_tool(t), None)
-        for t in draft.tools
+        ToolView(**fields, included=t.name in sent_tools)
+        for t, fields in zip(draft.tools, _TOOL_FIELDS.each(draft.tools, _tool_fields), strict=True)
     ]
     messages = _message_parts(draft, sent, state.overrides)
-    for view in (*system, *tools):
-        _mark_override(view, state.overrides.get(view.id))
     if state.overrides:
+        for view in (*system, *tools):
+            _mark_override(view, state.overrides.get(view.id))
         _add_stale(state.overrides, system, tools, messages)
+    else:
+        for view in system:
+            view.original_tokens = None
     _mark_cache([*tools, *system, *messages], assembly, ahead, held)
     counted, total_before, total_after = _count(deps, draft, sent)
     return Snapshot(
@@ -175,6 +182,30 @@ def _before(*groups: list[PartView]) -> dict[str, int]:
             p.original_tokens if p.original_tokens is not None else p.tokens for p in views if not p.stale
         )
         for name, views in zip(GROUPS, groups, strict=True)
+    }
+
+
+# A tool's view but whether it is sent, kept on its definition: the definitions are immutable and a
+# worker keeps them (the built-ins' for its life, an MCP server's per stored list, ``mcp_tools``), so a
+# tool's label, preview and tokens are made once, not at every inspect for every tool.
+_TOOL_FIELDS = MessageMemo()
+
+
+def _tool_fields(tool: ToolDef) -> dict[str, Any]:
+    """The fields of ``tool``'s view that its definition alone decides (a tool is never replaced)."""
+    part = part_of(tool)
+    cut = preview(tool.description)
+    label = label_of(part)
+    return {
+        "id": part,
+        "kind": kind_of(part),
+        "server": tool_server(part),
+        "target": target_of(part),
+        "label": label,
+        "preview": cut.text,
+        "truncated": cut.truncated,
+        "tokens": estimate_tool(tool),
+        "tools": (label,),  # ``read_file``, ``<server>/<tool>``
     }
 
 
@@ -293,13 +324,14 @@ def _mark_cache(views: list[PartView], assembly: Assembly, ahead: Outlook, held:
     last = max(cached_marks(call, ahead), default=-1)  # a prefix below the minimum is not cached
     at = {p.part: i for i, p in enumerate(call.parts)}
     following = len(call.parts)
+    priced = ahead.priced  # an expired cache holds no prefix
     for view in reversed(views):
         if view.stale:
             continue
         index = at.get(view.id) if view.included else None
         position = following if index is None else index
         following = position
-        view.cached_prefix = ahead.priced and position <= last  # an expired cache holds no prefix
+        view.cached_prefix = priced and position <= last
         view.cache_loss_tokens = losses[position]
 
 

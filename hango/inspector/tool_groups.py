@@ -62,18 +62,29 @@ def tool_groups(
 def _group(server: str | None, views: list[PartView], overrides: Overrides) -> ToolGroup:
     part = None if server is None else server_part(server)
     override = None if part is None else overrides.get(part)
-    tools = [v for v in views if not v.stale]  # a stale view is an override's, of a part absent now
+    count = sent = tokens_before = tokens = cache_loss = 0
+    cached = False
+    for view in views:  # one pass: a server's group holds all its tools
+        if view.stale:  # a stale view is an override's, of a part absent now
+            continue
+        count += 1
+        tokens_before += view.tokens if view.original_tokens is None else view.original_tokens
+        if view.included:
+            sent += 1
+            tokens += view.tokens
+        cached = cached or view.cached_prefix
+        cache_loss = max(cache_loss, view.cache_loss_tokens)
     return ToolGroup(
         server=server,
         part=part,
         label=BUILT_IN if server is None else f"server {server}",
-        tools=len(tools),
-        sent=sum(1 for v in tools if v.included),
-        tokens_before=sum(v.tokens if v.original_tokens is None else v.original_tokens for v in tools),
-        tokens=sum(v.tokens for v in tools if v.included),
+        tools=count,
+        sent=sent,
+        tokens_before=tokens_before,
+        tokens=tokens,
         override=None if override is None else override.action,
-        stale=override is not None and not tools,
-        cached_prefix=any(v.cached_prefix for v in tools),
+        stale=override is not None and not count,
+        cached_prefix=cached,
         # a change costs less the later it comes: the group's price is its first tool's
-        cache_loss_tokens=max((v.cache_loss_tokens for v in tools), default=0),
+        cache_loss_tokens=cache_loss,
     )

@@ -70,8 +70,22 @@ class McpServers(Scoped):
 
     def for_agent(self, agent_id: uuid.UUID) -> list[sa.Row]:
         """The agent's servers by name, each with its stored tool list and the tools chosen (``chosen``)."""
+        return self._attached(agent_id, mcp_servers.c.tools)
+
+    def for_run(self, agent_id: uuid.UUID) -> list[sa.Row]:
+        """``for_agent`` without the stored tool lists, only their hashes: a worker keeps the lists it has
+        read under their hash (``tool_lists`` reads the others), and a list is most of a row."""
+        return self._attached(agent_id)
+
+    def tool_lists(self, server_ids: list[uuid.UUID]) -> list[sa.Row]:
+        """The stored tool list of each of ``server_ids`` with its hash (``id``, ``tools``, ``tools_hash``)."""
+        query = sa.select(mcp_servers.c.id, mcp_servers.c.tools, mcp_servers.c.tools_hash)
+        return list(self.conn.execute(query.where(self.where(mcp_servers.c.id.in_(server_ids)))))
+
+    def _attached(self, agent_id: uuid.UUID, *more: sa.ColumnElement) -> list[sa.Row]:
+        columns = [c for c in mcp_servers.c if c.name != "tools"]
         query = (
-            sa.select(mcp_servers, agent_mcp_servers.c.tools.label("chosen"))
+            sa.select(*columns, *more, agent_mcp_servers.c.tools.label("chosen"))
             .join(
                 agent_mcp_servers,
                 sa.and_(

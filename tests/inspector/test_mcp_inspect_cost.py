@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 from hango.agent.estimator import Estimator
-from hango.agent.middleware import tool_allowlist
+from hango.agent.ledger import record
+from hango.agent.middleware import mcp_tools, tool_allowlist
+from hango.inspector import snapshot
+from hango.store.mcp_servers import McpServers
 from tests.inspector.conftest import Lab
 from tests.support.mcp import store_server
 from tests.support.sql import MAX_INSPECT_STATEMENTS, count_statements
@@ -56,16 +59,47 @@ def test_inspect_within_1_10x_of_built_ins_only_does_no_per_part_work_that_grows
 
     estimated = counted(monkeypatch, Estimator, "_estimate_tool")
     passes = counted(monkeypatch, tool_allowlist, "enabled_tools")
+    # per tool, once per worker: the stored list read and parsed, the ledger's part, the inspector's view
+    per_tool = [
+        counted(monkeypatch, McpServers, "tool_lists"),
+        counted(monkeypatch, mcp_tools, "_parsed"),
+        counted(monkeypatch, record, "_sent_tool"),
+        counted(monkeypatch, snapshot, "_tool_fields"),
+    ]
     figures = {}
     for servers, session in sessions.items():
-        estimated.clear(), passes.clear()
+        for calls in (estimated, passes, *per_tool):
+            calls.clear()
         with count_statements(lab.app_engine) as statements:
             inspected = lab.inspect(session)
         sent = sum(1 for part in inspected["tools"] if part["server"] is not None and part["included"])
         assert sent == servers * TOOLS_EACH
-        figures[servers] = (len(statements), len(estimated), len(passes))
+        figures[servers] = (len(statements), len(estimated), len(passes), *(len(c) for c in per_tool))
 
     # one query reads every attached server; a stored list's definitions are estimated once per worker,
     # not at each inspect; the allowlist builds the enabled set once a call, not once a tool
     assert figures[0] == figures[1] == figures[4], figures
     assert figures[4][0] <= MAX_INSPECT_STATEMENTS and figures[4][1] == 0, figures
+
+
+def test_a_repeated_inspect_reads_no_stored_tool_list_and_makes_no_tool_part_again(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+):
+    session = session_with_servers(lab, 2)
+    reads = counted(monkeypatch, McpServers, "tool_lists")
+    parsed = counted(monkeypatch, mcp_tools, "_parsed")
+    sent_parts = counted(monkeypatch, record, "_sent_tool")
+    views = counted(monkeypatch, snapshot, "_tool_fields")
+
+    first = lab.inspect(session)
+    # the first inspect reads both lists in one statement and makes each of their tools' part and view
+    # (and a built-in's, when no request of this worker made it yet)
+    assert (len(reads), len(parsed)) == (1, 2)
+    assert len(sent_parts) == len(views) >= 2 * TOOLS_EACH
+
+    for calls in (reads, parsed, sent_parts, views):
+        calls.clear()
+    again = lab.inspect(session)
+
+    assert (len(reads), len(parsed), len(sent_parts), len(views)) == (0, 0, 0, 0)
+    assert again["tools"] == first["tools"]

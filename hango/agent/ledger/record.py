@@ -55,6 +55,7 @@ LINEAGES: dict[str, tuple[str, ...]] = {
 }
 _HASHES = MessageMemo()
 _BLOCKS = MessageMemo()
+_SENT_TOOLS = MessageMemo()  # a tool's ``SentPart``: a definition is immutable, and a worker keeps it
 
 
 class SentPart(NamedTuple):
@@ -138,7 +139,7 @@ def _message_hash(message: Message) -> str:
 
 def sent_call(draft: Draft) -> SentCall:
     """The ledger's view of ``draft`` as it goes to the provider: tools, system blocks, messages."""
-    parts = [SentPart(part_of(t), tool_hash(t), estimate_tool(t)) for t in draft.tools]
+    parts = _SENT_TOOLS.each(draft.tools, _sent_tool)
     marks = []
     for sourced in draft.system:
         if sourced.block.cache_control:
@@ -152,6 +153,10 @@ def sent_call(draft: Draft) -> SentCall:
         parts.append(SentPart(sourced.part, message_hash(message), estimate_message(message)))
         blocks.append(sent_blocks(message))
     return SentCall(tuple(parts), tuple(marks), tuple(blocks))
+
+
+def _sent_tool(tool: ToolDef) -> SentPart:
+    return SentPart(part_of(tool), tool_hash(tool), estimate_tool(tool))
 
 
 def sent_blocks(message: Message) -> int:

@@ -56,6 +56,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from hango.agent.estimator import MessageMemo
 from hango.agent.ledger.causes import Facts, first_difference
 from hango.agent.ledger.record import Previous, SentCall, common_prefix
 from hango.agent.parts import PartID
@@ -75,6 +76,7 @@ PLAUSIBLE_SCALE = (0.5, 2.0)
 LOOKBACK_BLOCKS = 20
 OUTLOOKS = ("live", "expired", "first_call", "none")  # ``Outlook.state``
 UNITS = ("provider", "calibrated", "estimate")  # ``Outlook.unit``
+_THROUGH = MessageMemo()  # ``Outlook.through`` of a call, by scale
 
 
 def _defaults() -> dict[str, CacheRules]:
@@ -167,7 +169,7 @@ def _in_lifetime(
 
 
 def _held(
-    previous: Previous, call: SentCall, ahead: Outlook, shared: int, through: list[int]
+    previous: Previous, call: SentCall, ahead: Outlook, shared: int, through: tuple[int, ...]
 ) -> tuple[list[int], list[int], list[int]]:
     """The previous call's cached prefixes ``call`` shares (``shared`` parts in common), those at or above
     the minimum (``through``: ``ahead.through(call)``), and those some breakpoint of ``call`` finds: the
@@ -211,9 +213,14 @@ class Outlook:
         """Whether a change costs cache: the provider caches, and its cache has not expired."""
         return self.state in ("first_call", "live")
 
-    def through(self, call: SentCall) -> list[int]:
-        """The tokens of ``call``'s parts up to and including each index, in provider units."""
-        return [round(t * self.scale) for t in _through(call)]
+    def through(self, call: SentCall) -> tuple[int, ...]:
+        """The tokens of ``call``'s parts up to and including each index, in provider units (remembered on
+        the call per scale: one inspect prices the same call several times)."""
+        by_scale = _THROUGH.get(call, lambda _: {})
+        found = by_scale.get(self.scale)
+        if found is None:
+            found = by_scale[self.scale] = tuple(round(t * self.scale) for t in _through(call))
+        return found
 
     def as_dict(self) -> dict:
         return {"outlook": self.state, "unit": self.unit}
@@ -270,9 +277,9 @@ def within_lookback(call: SentCall, ends: list[int]) -> list[int]:
     return [e for e in ends if any(0 <= mark - blocks[e] <= LOOKBACK_BLOCKS for mark in marks)]
 
 
-def _through(call: SentCall) -> list[int]:
+def _through(call: SentCall) -> itertools.accumulate[int]:
     """The estimated tokens of ``call``'s parts up to and including each index."""
-    return list(itertools.accumulate(p.tokens for p in call.parts))
+    return itertools.accumulate(p.tokens for p in call.parts)
 
 
 def cached_marks(call: SentCall, ahead: Outlook) -> list[int]:

@@ -1,8 +1,8 @@
 """The ``mcp`` tool source: the tools of the agent's attached MCP servers, read from their stored lists.
 
-The run hook reads the attached servers with their stored tool lists (the chosen
-subset, or all) in one query: assembling a request, inspect included, never talks
-to a server. The model knows each tool as ``<server>__<tool>``, the inspector as the
+The run hook reads the attached servers and the tools chosen (a subset, or all) in one
+query, and their stored tool lists only when the worker does not keep them already
+(``stored_lists``): assembling a request, inspect included, never talks to a server. The model knows each tool as ``<server>__<tool>``, the inspector as the
 part ``tool:<server>/<tool>``; attached means enabled, and an override excludes
 one like any tool. Running one is ``tools/call`` on the server (``hango.mcp.calls``);
 a try's scratch turn calls no server, since nothing a server does is undone.
@@ -13,8 +13,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hango.agent.estimator import MessageMemo
 from hango.agent.middleware.base import Middleware
 from hango.agent.parts import server_tool_name, server_tool_part
 from hango.agent.state import AgentConfig, RunState, ServerTool
@@ -31,66 +33,94 @@ if TYPE_CHECKING:
     from hango.agent.deps import RunContext
 
 
-def server_tools(attached: list[Any]) -> dict[str, ServerTool]:
-    """The tools of ``attached`` servers (rows of ``McpServers.for_agent``) by the name the model calls;
-    a tool hango cannot call (``tool_lists.unavailable``) is never among them, nor a second tool whose
-    substitute name another tool of the server already has."""
+def server_tools(attached: list[Any], lists: dict[Any, Listed]) -> dict[str, ServerTool]:
+    """The tools of ``attached`` servers (rows of ``McpServers.for_run``, their ``lists``) by the name the
+    model calls; a tool hango cannot call (``tool_lists.unavailable``) is never among them, nor a second
+    tool whose substitute name another tool of the server already has."""
     out: dict[str, ServerTool] = {}
     for server in attached:
         chosen = None if server.chosen is None else set(server.chosen)
-        for tool, definition in zip(server.tools or [], _definitions(server), strict=True):
-            if (chosen is None or tool["name"] in chosen) and unavailable(tool) is None:
-                out.setdefault(definition.name, ServerTool(server, tool["name"], definition))
+        for name, definition in lists[server.id].callable:
+            if chosen is None or name in chosen:
+                out.setdefault(definition.name, ServerTool(server, name, definition))
     return out
 
 
-def unavailable_tools(attached: list[Any]) -> dict[str, tuple[tuple[str, str], ...]]:
+def unavailable_tools(
+    attached: list[Any], lists: dict[Any, Listed]
+) -> dict[str, tuple[tuple[str, str], ...]]:
     """By server, the chosen tools of ``attached`` servers that are never sent, each with why."""
     out: dict[str, tuple[tuple[str, str], ...]] = {}
     for server in attached:
         chosen = None if server.chosen is None else set(server.chosen)
         found = [
-            (tool["name"], reason)
-            for tool in server.tools or []
-            if (chosen is None or tool["name"] in chosen) and (reason := unavailable(tool)) is not None
+            (name, why) for name, why in lists[server.id].unavailable if chosen is None or name in chosen
         ]
         if found:
             out[server.name] = tuple(found)
     return out
 
 
-# A stored list's definitions, kept per (server, name, list hash) across requests: a definition keeps
-# its token estimate and its ledger hash on itself (``MessageMemo``), so the same objects spare every
-# later request of every agent the server serves from computing them again for each tool.
-_DEFINITIONS: OrderedDict[tuple[Any, str, str | None], tuple[ToolDef, ...]] = OrderedDict()
-_DEFINITIONS_LOCK = threading.Lock()
+@dataclass(frozen=True)
+class Listed:
+    """A stored tool list as runs use it: each tool hango can call (its name on the server and its
+    definition, as the model is sent it), and each it never sends with why, in the list's order."""
+
+    callable: tuple[tuple[str, ToolDef], ...] = ()
+    unavailable: tuple[tuple[str, str], ...] = ()
+
+
+# Stored lists as runs use them, kept per (server name, list hash) across requests, the two things its
+# definitions are made of: a list is read and parsed once, and each definition keeps on itself what is
+# computed from it (its token estimate, ledger hash and inspector view: ``MessageMemo``), so the same
+# objects spare every later request of every agent the server serves from doing that again for each tool.
+_LISTS: OrderedDict[tuple[str, str], Listed] = OrderedDict()
+_LISTS_LOCK = threading.Lock()
 MAX_REMEMBERED_LISTS = 256  # tool lists a worker keeps (least recently used go first)
 
 
-def _definitions(server: Any) -> tuple[ToolDef, ...]:
-    """The definitions of ``server``'s stored tools, in order, as the model is sent them."""
-    key = (server.id, server.name, server.tools_hash)
-    with _DEFINITIONS_LOCK:
-        found = _DEFINITIONS.get(key)
-        if found is not None:
-            _DEFINITIONS.move_to_end(key)
-            return found
-    made = tuple(
-        ToolDef(
-            server_tool_name(server.name, tool["name"]),
+def stored_lists(store: TenantStore, attached: list[Any]) -> dict[Any, Listed]:
+    """By server id, the stored list of each of ``attached`` servers as runs use it: the lists the worker
+    keeps, the others read (in one statement) and kept. A server with no list (or deleted since) has
+    an empty one."""
+    lists: dict[Any, Listed] = {}
+    with _LISTS_LOCK:
+        for server in attached:
+            key = (server.name, server.tools_hash)
+            if key in _LISTS:
+                _LISTS.move_to_end(key)
+                lists[server.id] = _LISTS[key]
+    # a server never listed (no hash) has no list to read
+    names = {s.id: s.name for s in attached if s.id not in lists and s.tools_hash is not None}
+    if names:
+        for row in store.mcp_servers.tool_lists(list(names)):
+            lists[row.id] = _kept((names[row.id], row.tools_hash), _parsed(names[row.id], row.tools or []))
+    return {server.id: lists.get(server.id, Listed()) for server in attached}
+
+
+def _kept(key: tuple[str, str], listed: Listed) -> Listed:
+    with _LISTS_LOCK:
+        _LISTS[key] = listed
+        while len(_LISTS) > MAX_REMEMBERED_LISTS:
+            _LISTS.popitem(last=False)
+    return listed
+
+
+def _parsed(server: str, tools: list[dict[str, Any]]) -> Listed:
+    callable, never = [], []
+    for tool in tools:
+        why = unavailable(tool)
+        if why is not None:
+            never.append((tool["name"], why))
+            continue
+        definition = ToolDef(
+            server_tool_name(server, tool["name"]),
             tool["description"],
             tool["input_schema"],
-            server_tool_part(server.name, tool["name"]),
+            server_tool_part(server, tool["name"]),
         )
-        for tool in server.tools or []
-    )
-    if server.tools_hash is None:  # a list without its hash is not one a key can name
-        return made
-    with _DEFINITIONS_LOCK:
-        _DEFINITIONS[key] = made
-        while len(_DEFINITIONS) > MAX_REMEMBERED_LISTS:
-            _DEFINITIONS.popitem(last=False)
-    return made
+        callable.append((tool["name"], definition))
+    return Listed(tuple(callable), tuple(never))
 
 
 def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolContext) -> str:
@@ -146,11 +176,19 @@ class McpToolsMiddleware(Middleware):
     name = "mcp"
 
     def before_run(self, state: RunState, ctx: RunContext) -> None:
-        attached = ctx.store.mcp_servers.for_agent(state.agent.id)
-        state.server_tools, state.unavailable_tools = server_tools(attached), unavailable_tools(attached)
+        attached = ctx.store.mcp_servers.for_run(state.agent.id)
+        lists = stored_lists(ctx.store, attached)
+        state.server_tools = server_tools(attached, lists)
+        state.unavailable_tools = unavailable_tools(attached, lists)
 
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
-        return [
-            Tool(tool.definition, lambda args, ctx, tool=tool: call_server_tool(tool, args, ctx))
-            for tool in state.server_tools.values()
-        ]
+        return _TOOLS.each([tool.definition for tool in state.server_tools.values()], _tool)
+
+
+# A definition's ``Tool``, kept on the definition: it calls the server the run's state names the tool of.
+_TOOLS = MessageMemo()
+
+
+def _tool(definition: ToolDef) -> Tool:
+    name = definition.name
+    return Tool(definition, lambda args, ctx: call_server_tool(ctx.state.server_tools[name], args, ctx))
