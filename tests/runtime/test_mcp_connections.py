@@ -36,8 +36,12 @@ def limits(**more: Any) -> Limits:
 
 @pytest.fixture
 def pool():
-    """This process's pool, told nothing about a database, emptied after the test."""
+    """This process's pool, told nothing about a database, empty before the test and after it.
+
+    Emptied first too: a run of an earlier test on this worker may have left a connection held.
+    """
     calls.pool().watch(None)
+    calls.pool().close_all()
     yield calls.pool()
     calls.pool().watch(None)
     calls.pool().close_all()
