@@ -24,7 +24,7 @@ from hango.agent.tools.base import Tool, ToolContext, ToolFailure
 from hango.audit import CALL_CANCELLED, CALL_ERROR, CALL_OK, MCP_SERVER_CALL
 from hango.call_log import failed_call, host_of
 from hango.mcp import calls, servers
-from hango.mcp.connection import Limits
+from hango.mcp.connection import Limits, Stop
 from hango.mcp.tool_lists import unavailable
 from hango.messages import ToolDef
 from hango.store import TenantStore
@@ -134,7 +134,8 @@ def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolConte
     )
     outcome, clock = CALL_CANCELLED, time.monotonic()
     try:
-        with state.steps.server_call() as stop:
+        stop = Stop()  # a cancel stops the request on the MCP loop, ending in ``Cancelled``
+        with state.steps.watching(stop.stop, lambda: stop.stopped):
             answer = calls.call_tool(
                 call, Limits.from_config(config), state.time_left(config.mcp_call_timeout), stop
             )
