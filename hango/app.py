@@ -16,6 +16,7 @@ from hango.config import Config, load_config
 from hango.db import db, migrate
 from hango.jobs import web_queue
 from hango.json_provider import OrjsonProvider
+from hango.mcp.catalog import catalog_servers
 from hango.providers import SDKS
 from hango.tenancy import load_principal
 from hango.try_pool import try_pool
@@ -28,6 +29,7 @@ class MissingDatabaseUrl(RuntimeError):
 def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     """Build the hango WSGI app from defaults, ``HANGO_*`` variables and ``config``."""
     cfg = config if isinstance(config, Config) else load_config(overrides=config)
+    catalog_servers(cfg)  # a malformed MCP catalog fails at start, not at a tenant's first attach
     if not cfg.database_url:
         raise MissingDatabaseUrl("HANGO_DATABASE_URL is not set: start hango with `hango serve`")
     app = Flask(__name__, root_path=str(cfg.data_dir.parent), static_folder=None)

@@ -10,8 +10,6 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from hango.mcp.catalog import CatalogServer, read_catalog
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -67,7 +65,6 @@ class Config:
     def __post_init__(self) -> None:
         self.proxy_networks  # noqa: B018 - a bad address fails here, at start, not on a request
         self.mcp_networks  # noqa: B018
-        self.mcp_servers  # noqa: B018 - a bad catalog fails at start too
 
     @property
     def proxy_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
@@ -78,14 +75,6 @@ class Config:
     def mcp_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
         """The networks of ``HANGO_MCP_ALLOW_NETWORKS`` an MCP server's URL may resolve into."""
         return _networks("HANGO_MCP_ALLOW_NETWORKS", self.mcp_allow_networks)
-
-    @property
-    def mcp_servers(self) -> dict[str, CatalogServer]:
-        """The operator's stdio MCP servers by name, read from ``HANGO_MCP_CATALOG`` (none without one)."""
-        try:
-            return read_catalog(self.mcp_catalog)
-        except ValueError as exc:
-            raise ConfigError(f"HANGO_MCP_CATALOG={self.mcp_catalog}: {exc}") from None
 
     @property
     def worker_timeout(self) -> int:

@@ -8,6 +8,7 @@ a capture handler) innermost.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING
 
@@ -15,10 +16,11 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_block
 from hango.agent.middleware.base import Middleware, ModelHandler, ToolHandler
 from hango.agent.overrides import apply_system
-from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, system_part
+from hango.agent.parts import SUMMARY, PartID, SourcedBlock, SourcedMessage, system_part
 from hango.agent.report import NOTHING, OVERRIDDEN, LeftOut
 from hango.agent.state import RunState, ToolCall
 from hango.agent.tools.base import Tool
+from hango.agent.toolset import Toolset, toolset_of
 from hango.messages import Block, Message, Response, TextBlock, ToolResultBlock
 
 if TYPE_CHECKING:
@@ -73,14 +75,32 @@ class Chain:
         left_out = LeftOut(
             "chain", OVERRIDDEN, tuple(b.part for b in dropped), sum(estimate_block(b.block) for b in dropped)
         )
+        tools = toolset_of(state.agent, state)
+        report = replace(NOTHING, toolset=tools, dropped_with=self._dropped_with(blocks, tools))
         return Draft(
             model=state.agent.model,
             system=tuple(apply_system(blocks, state.overrides)),
             tools=tuple(t.definition for t in self.tools(state).values()),
             messages=tuple(history_messages(state) if history is None else history),
             max_tokens=max_tokens,
-            report=NOTHING.leaving_out(left_out),
+            report=report.leaving_out(left_out),
         )
+
+    def _dropped_with(self, blocks: list[SourcedBlock], tools: Toolset) -> tuple[tuple[PartID, PartID], ...]:
+        """The blocks of contributors that sent none because overrides left out every tool they speak of,
+        each with the first of those tools (by part) whose return alone brings the block back."""
+        if not tools.overrides.agent:
+            return ()
+        sent = {b.part for b in blocks}
+        out = []
+        for middleware in self.stack:
+            part = system_part(middleware.name)
+            if not middleware.speaks_of or part in sent or middleware.speaks_of & tools.sent:
+                continue
+            back = sorted(s.part for s in map(tools.state, middleware.speaks_of) if s.excluded_by == s.part)
+            if back:
+                out.append((part, back[0]))
+        return tuple(out)
 
     def call_model(self, draft: Draft, state: RunState, handler: ModelHandler) -> Response:
         """Send ``draft`` through every model wrapper to ``handler``."""

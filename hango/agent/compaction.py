@@ -17,9 +17,9 @@ from typing import Any
 from hango.agent.chain import summary_message
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_message, estimate_messages, estimate_request
-from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SUMMARY, SourcedMessage, seq_of, system_part
 from hango.agent.state import RunState
+from hango.agent.toolset import toolset_of
 from hango.agent.validate import safe_cuts_from_the_end
 from hango.messages import TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -52,7 +52,7 @@ def _render_block(block) -> str:
 
 def as_sent(draft: Draft, state: RunState) -> Draft:
     """``draft`` with only the tools the allowlist (the innermost slot) lets through: what the budget is about."""
-    allowed = allowed_tools(state.agent, state)
+    allowed = toolset_of(state.agent, state).sent
     return draft.with_(tools=tuple(t for t in draft.tools if t.name in allowed))
 
 

@@ -9,7 +9,7 @@ a try and a run each read the report of the call they assembled
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hango.agent.parts import PartID
@@ -36,6 +36,12 @@ class Report:
     left_out: tuple[LeftOut, ...] = ()
     would_compact: bool = False  # past the trigger, with no compaction (an inspect, or no compactor)
     compacted: Any = None  # the ``hango.agent.compaction.Compaction`` the summarization slot made
+    # the call's ``hango.agent.toolset.Toolset``: each tool's part, source and state (sent, or left out by
+    # which override)
+    toolset: Any = field(default=None, compare=False, repr=False)
+    # system blocks a contributor did not send because an override left out every tool they speak of:
+    # the block's part and the part of the first such tool whose return brings the block back
+    dropped_with: tuple[tuple[PartID, PartID], ...] = field(default=(), compare=False)
 
     @property
     def excluded_tokens(self) -> int:

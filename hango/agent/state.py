@@ -136,13 +136,19 @@ class Skill:
     allowed_tools: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ServerTool:
-    """One tool of an MCP server attached to the agent, as the server's stored list has it."""
+class ServedTool(Protocol):
+    """A tool another process serves, as its source loaded it for the run (``hango.agent.toolset``): the
+    source (a part id naming it), the definition the model sees, and who answers a call of it."""
 
-    server: Any  # the ``mcp_servers`` row: where the server is (its sealed headers opened only to call it)
-    name: str  # the tool's name on the server
-    definition: ToolDef  # what the model sees: named ``<server>__<tool>``
+    @property
+    def source(self) -> PartID: ...
+
+    @property
+    def definition(self) -> ToolDef: ...
+
+    def answered_by(self) -> dict[str, str]:
+        """What the run's tool events and spans say of who answered a call."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -171,7 +177,8 @@ class RunState:
     todos: list[dict[str, Any]] = field(default_factory=list)
     memory: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
-    server_tools: dict[str, ServerTool] = field(default_factory=dict)  # by the name the model calls
+    # the tools other processes serve (``hango.agent.toolset``), by the name the model calls
+    served_tools: dict[str, ServedTool] = field(default_factory=dict)
     # by server: the (tool, reason) of each chosen tool its stored list holds that hango never sends
     unavailable_tools: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     summary: Summary | None = None

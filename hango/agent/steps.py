@@ -7,9 +7,9 @@ is never cancelled. A run's ``Steps`` writes each step in its own short transact
 raises ``Cancelled`` at a step boundary once the run's cancel is requested. A model
 call is no step boundary to wait for: while one is in flight a watcher thread asks
 ``should_stop`` every ``WATCH_INTERVAL`` seconds and, once a cancel is requested,
-hangs the call up (``hango.providers.hangup``), which then ends in ``Cancelled`` too. An MCP
-tool call is watched the same way: a cancel stops its request on the MCP loop
-(``hango.mcp.connection.Stop``).
+hangs the call up (``hango.providers.hangup``), which then ends in ``Cancelled`` too. A tool
+that waits on another process is watched the same way (``watching``): an MCP tool's source
+stops its request on the MCP loop.
 
 A worker shutting down (SIGTERM, its grace over: ``should_stop`` answers ``SHUTDOWN``)
 asks less: the step in progress finishes, so a model answer that is arriving is paid
@@ -29,7 +29,6 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from hango.errors import Cancelled, Interrupted
-from hango.mcp.connection import Stop
 from hango.providers.hangup import Hangup, calling
 from hango.store import TenantStore
 
@@ -55,9 +54,9 @@ class NoSteps:
         yield
 
     @contextlib.contextmanager
-    def server_call(self) -> Iterator[Stop]:
-        """Around an MCP tool call: the ``Stop`` a cancel would stop it with (never here)."""
-        yield Stop()
+    def watching(self, end: Callable[[], None], ended: Callable[[], bool]) -> Iterator[None]:
+        """Around a wait on another process: ``end`` is called once a cancel is requested (never here)."""
+        yield
 
 
 class Steps(NoSteps):
@@ -101,18 +100,11 @@ class Steps(NoSteps):
         """Around a provider call: hung up once a cancel is requested, ending in ``Cancelled`` (a shutdown
         lets the answer arrive)."""
         call = Hangup()
-        with self._watching(call.hang_up, lambda: call.hung_up), calling(call):
+        with self.watching(call.hang_up, lambda: call.hung_up), calling(call):
             yield
 
     @contextlib.contextmanager
-    def server_call(self) -> Iterator[Stop]:
-        """Around an MCP tool call: stopped once a cancel is requested, ending in ``Cancelled``."""
-        stop = Stop()
-        with self._watching(stop.stop, lambda: stop.stopped):
-            yield stop
-
-    @contextlib.contextmanager
-    def _watching(self, end: Callable[[], None], ended: Callable[[], bool]) -> Iterator[None]:
+    def watching(self, end: Callable[[], None], ended: Callable[[], bool]) -> Iterator[None]:
         """A watcher thread calls ``end`` once a cancel is requested; a failure after ``ended`` is ``Cancelled``."""
         done = threading.Event()
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from hango import run_events, telemetry
 from hango.agent.middleware.base import ModelHandler
-from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.state import RunState, StoredMessage, ToolCall
 from hango.agent.tools.base import ToolChain, ToolContext, run_tool
+from hango.agent.toolset import toolset_of
 from hango.messages import (
     Message,
     Response,
@@ -55,28 +55,20 @@ def tool_uses(message: Message) -> list[ToolUseBlock]:
     return [b for b in message.content if isinstance(b, ToolUseBlock)]
 
 
-# what a tool event says of the MCP server that answers a call, and the span attribute of each
+# what a tool event says of the server that answers a call (``Toolset.answered_by``), and the span
+# attribute of each
 SERVED_BY_SPAN = {"server": names.MCP_SERVER, "server_id": names.MCP_SERVER_ID, "server_tool": names.MCP_TOOL}
-
-
-def served_by(state: RunState, name: str) -> dict[str, str]:
-    """The MCP server (its name and id) and its tool behind the model's tool ``name``, which the run's
-    tool events keep: the server that answered each call (nothing for a built-in tool)."""
-    tool = state.server_tools.get(name)
-    if tool is None:
-        return {}
-    return {"server": tool.server.name, "server_id": str(tool.server.id), "server_tool": tool.name}
 
 
 def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:
     """Run every tool call of an answer through the tool wrappers; one user message holds the results."""
     tools = chain.tools(state)
-    allowed = allowed_tools(state.agent, state)
+    toolset = toolset_of(state.agent, state)
 
     def execute(call: ToolCall) -> ToolResultBlock:
-        tool = tools.get(call.use.name) if call.use.name in allowed else None
+        tool = tools.get(call.use.name) if call.use.name in toolset.sent else None
         span_name = names.SPAN_TOOL.format(name=call.use.name)
-        served = served_by(state, call.use.name) if tool is not None else {}
+        served = toolset.answered_by(call.use.name) if tool is not None else {}
         named = {"name": call.use.name, "tool_use_id": call.use.id, **served}
         state.steps.emit(run_events.TOOL_STARTED, **named)
         clock = time.monotonic()

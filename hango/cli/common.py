@@ -10,12 +10,15 @@ from sqlalchemy.engine import Engine
 
 from hango.config import Config, ConfigError, load_config
 from hango.db import attached_database, make_engine, migrate
+from hango.mcp.catalog import catalog_servers
 
 
 def config_or_exit() -> Config:
-    """The configuration from the environment; a bad value exits with a message."""
+    """The configuration from the environment; a bad value (the MCP catalog's included) exits with a message."""
     try:
-        return load_config()
+        config = load_config()
+        catalog_servers(config)  # a malformed catalog fails at start, not at a tenant's first attach
+        return config
     except ConfigError as exc:
         print(f"hango: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc

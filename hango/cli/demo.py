@@ -33,6 +33,7 @@ from hango.cli.common import config_or_exit, migrated_engine
 from hango.config import Config
 from hango.errors import Conflict, HangoError
 from hango.mcp import servers
+from hango.mcp.catalog import catalog_servers
 from hango.store import TenantStore
 
 DEMO_TENANT = "Demo"
@@ -165,7 +166,7 @@ def _add_time_server(
 ) -> None:
     """Register the catalog's ``time`` server for the tenant, list its tools and attach it to the agent,
     once: a tenant that has a server of that name keeps it as it is (an owner may have detached it)."""
-    if MCP_SERVER not in config.mcp_servers:
+    if MCP_SERVER not in catalog_servers(config):
         return
     body = {"name": MCP_SERVER, "catalog": MCP_SERVER}
     try:

@@ -26,7 +26,7 @@ from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import Previous
 from hango.agent.ledger.verdict import Outlook, change_cache_loss
 from hango.agent.overrides import EXCLUDE, Override, Overrides
-from hango.agent.parts import PartID, server_part
+from hango.agent.parts import PartID
 from hango.agent.state import INSPECT, Caller
 from hango.inspector import override_sets
 from hango.inspector.inspection import Assembly, assemble
@@ -154,27 +154,23 @@ def mark_excluded_by(snapshot: Snapshot, assembly: Assembly) -> None:
     """Name, on every part left out without an override of its own, the part whose override left it out.
 
     A companion names the part that pulled it in (``paired_from``); an MCP server's tool left out with
-    its whole server names the server's part (``tool:<server>/*``). A system block that only the
-    overrides' excluded tools removed names the first of those tools whose return brings it back.
+    its whole server names the server's part (``tool:<server>/*``: the call's toolset says so); a system
+    block that only the overrides' excluded tools removed names the first of those tools whose return
+    brings it back (the call's report says so, ``Report.dropped_with``).
     """
     overrides = assembly.state.overrides
     if not overrides:  # nothing left out: every view keeps ``excluded_by`` None
         return
-    views = [*snapshot.system, *snapshot.tools, *snapshot.messages]
-    for view in views:
+    for view in (*snapshot.system, *snapshot.tools, *snapshot.messages):
         override = overrides.get(view.id)
         view.excluded_by = override.paired_from if override is not None else None
-    servers = overrides.excluded_servers()
+    report = assembly.captured.report
+    tools = {state.part: state for state in report.toolset.states}
     for view in snapshot.tools:
-        if view.server in servers and _unoverridden(overrides, view):
-            view.excluded_by = server_part(view.server)
-    orphans = [v for v in snapshot.system if not v.included and _unoverridden(overrides, v)]
-    if not orphans:
-        return
-    chain, state = assembly.chain, assembly.state
-    for part in sorted(overrides.excluded_tools()):
-        without = Overrides({p: o for p, o in overrides.agent.items() if p != part}, overrides.session)
-        back = {b.part for b in chain.system_blocks(dataclasses.replace(state, overrides=without))}
-        for view in orphans:
-            if view.excluded_by is None and view.id in back:
-                view.excluded_by = part
+        state = tools.get(view.id)
+        if state is not None and state.excluded_by is not None and _unoverridden(overrides, view):
+            view.excluded_by = state.excluded_by  # its server's part: an own override is not "unoverridden"
+    dropped = dict(report.dropped_with)
+    for view in snapshot.system:
+        if not view.included and _unoverridden(overrides, view) and view.id in dropped:
+            view.excluded_by = dropped[view.id]

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hango.config import Config, ConfigError
+
 # single '_' between other characters only: the model knows a server's tool as ``<server>__<tool>``,
 # so the first "__" of that name ends the server's, and no two servers' tools share a name
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(?:_[a-z0-9-]+)*$")
@@ -39,6 +41,15 @@ class CatalogServer:
     command: str
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+
+
+def catalog_servers(config: Config) -> dict[str, CatalogServer]:
+    """The operator's stdio MCP servers by name, read from ``HANGO_MCP_CATALOG`` (none without one); a
+    malformed catalog is a ConfigError, which the app and every command meet at start."""
+    try:
+        return read_catalog(config.mcp_catalog)
+    except ValueError as exc:
+        raise ConfigError(f"HANGO_MCP_CATALOG={config.mcp_catalog}: {exc}") from None
 
 
 def read_catalog(path: Path | None) -> dict[str, CatalogServer]:

@@ -22,6 +22,7 @@ from hango.db.schema import agent_mcp_servers, mcp_servers
 from hango.errors import BadGateway, Conflict, ServiceUnavailable, Unprocessable
 from hango.mcp.addresses import RefusedAddress, check_endpoint, parse_url
 from hango.mcp.calls import Key
+from hango.mcp.catalog import catalog_servers
 from hango.mcp.connection import Limits, ServerFailure, Target
 from hango.mcp.tool_lists import ToolList, read_tool_list
 from hango.store import TenantStore
@@ -46,8 +47,9 @@ def register(store: TenantStore, config: Config, created_by: uuid.UUID, body: di
     if catalog is not None:
         if headers:
             raise Unprocessable("headers go with a url, not with a catalog server", code="invalid")
-        if catalog not in config.mcp_servers:
-            known = ", ".join(sorted(config.mcp_servers)) or "none"
+        listed = catalog_servers(config)
+        if catalog not in listed:
+            known = ", ".join(sorted(listed)) or "none"
             raise Unprocessable(
                 f"no catalog server {catalog!r} (the catalog lists: {known})", code="unknown_catalog"
             )
@@ -90,7 +92,7 @@ def _sealed(config: Config, headers: dict[str, str]) -> bytes:
 def target(server: sa.Row, config: Config) -> Target:
     """Where ``server`` is, its headers opened; ServerFailure when the operator took its command away."""
     if server.catalog is not None:
-        command = config.mcp_servers.get(server.catalog)
+        command = catalog_servers(config).get(server.catalog)
         if command is None:
             raise ServerFailure(
                 f"server {server.name!r}: the operator's catalog no longer lists {server.catalog!r}"

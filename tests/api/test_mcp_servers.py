@@ -11,9 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from hango import secret_box
+from hango.app import create_app
+from hango.cli.common import config_or_exit
 from hango.config import ConfigError, load_config
 from hango.db.schema import audit_log, mcp_servers
 from hango.mcp import addresses
+from hango.mcp.catalog import catalog_servers
 from tests.support.clients import error_code
 from tests.support.mcp import TIME_TOOLS, http_mcp_server, write_catalog
 
@@ -45,7 +48,7 @@ def _as(app, who):
 
 def test_operator_catalog_names_commands_args_and_env(tmp_path: Path):
     path = write_catalog(tmp_path, clock={"command": "/bin/clock", "args": ["-u"], "env": {"TZ": "UTC"}})
-    servers = load_config(env={"HANGO_MCP_CATALOG": str(path)}).mcp_servers
+    servers = catalog_servers(load_config(env={"HANGO_MCP_CATALOG": str(path)}))
     assert sorted(servers) == ["clock", "git", "time"]
     assert (servers["clock"].command, servers["clock"].args, servers["clock"].env) == (
         "/bin/clock",
@@ -65,11 +68,19 @@ def test_operator_catalog_names_commands_args_and_env(tmp_path: Path):
         {"servers": {"x": {"command": "x", "args": "-v"}}},
     ],
 )
-def test_operator_catalog_refuses_a_malformed_file_at_start(tmp_path: Path, document):
+def test_operator_catalog_refuses_a_malformed_file_at_start(
+    tmp_path: Path, document, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """The app and every command read the catalog as they start (the configuration only names its file)."""
     path = tmp_path / "catalog.json"
     path.write_text(json.dumps(document))
+    config = load_config(env={"HANGO_MCP_CATALOG": str(path)})
     with pytest.raises(ConfigError, match="HANGO_MCP_CATALOG"):
-        load_config(env={"HANGO_MCP_CATALOG": str(path)})
+        create_app(config)
+    monkeypatch.setenv("HANGO_MCP_CATALOG", str(path))
+    with pytest.raises(SystemExit):
+        config_or_exit()
+    assert "HANGO_MCP_CATALOG" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["git__hub", "git_", "a" * 33, "Git", "_git"])

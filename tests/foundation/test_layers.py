@@ -32,7 +32,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hango.config",
         "hango.messages",
         "hango.telemetry",
-        "hango.mcp.catalog",
         "hango.secret_box",
     ),
     ("hango.db",),
@@ -242,6 +241,59 @@ def test_the_seam_check_fails_on_a_runtime_import_of_the_inspector(sources: dict
     assert "hango.inspector" in next(
         line for line in package_graph(graph).splitlines() if line.startswith("hango.agent -> ")
     )
+
+
+# The one module of the runtime that speaks to MCP servers: the MCP tool source. Every other module
+# reads a server's tools through the toolset, as it reads a built-in's.
+MCP_SOURCE = "hango.agent.middleware.mcp_tools"
+# The packages of hango's features: the configuration reads settings and imports none of them.
+FEATURE_PACKAGES = tuple(
+    prefix
+    for layer in LAYERS[1:]
+    for prefix in layer
+    if prefix.startswith("hango.") and "." not in prefix[6:]
+)
+
+
+def mcp_importers(graph: Graph) -> list[str]:
+    """The modules of ``hango.agent`` other than the MCP source that import ``hango.mcp``."""
+    return sorted(
+        a
+        for a, targets in graph.items()
+        if a.startswith("hango.agent") and a != MCP_SOURCE and any(t.startswith("hango.mcp") for t in targets)
+    )
+
+
+def feature_imports_of_config(graph: Graph) -> list[str]:
+    """What ``hango.config`` imports of a feature package."""
+    return sorted(
+        t for t in graph["hango.config"] if any(t == p or t.startswith(p + ".") for p in FEATURE_PACKAGES)
+    )
+
+
+def test_only_the_mcp_source_of_the_agent_imports_mcp(sources: dict[str, str]) -> None:
+    graph = import_graph(sources)
+    assert mcp_importers(graph) == []
+    assert "hango.mcp" in {t.rpartition(".")[0] for t in graph[MCP_SOURCE]}
+
+
+def test_the_mcp_check_fails_on_a_second_agent_module_importing_mcp(sources: dict[str, str]) -> None:
+    broken = dict(sources)
+    broken["hango.agent.turns"] += "\n\ndef _bad():\n    from hango.mcp.connection import Stop\n"
+
+    assert mcp_importers(import_graph(broken)) == ["hango.agent.turns"]
+
+
+def test_the_configuration_imports_no_feature_package(sources: dict[str, str]) -> None:
+    assert feature_imports_of_config(import_graph(sources)) == []
+
+
+def test_the_configuration_check_fails_on_an_import_of_a_feature_package(sources: dict[str, str]) -> None:
+    assert {"hango.mcp", "hango.agent", "hango.inspector", "hango.providers"} <= set(FEATURE_PACKAGES)
+    broken = dict(sources)
+    broken["hango.config"] += "\n\ndef _bad():\n    from hango.mcp.catalog import read_catalog\n"
+
+    assert feature_imports_of_config(import_graph(broken)) == ["hango.mcp.catalog"]
 
 
 def test_there_is_no_import_circle_inside_hango(sources: dict[str, str]) -> None:

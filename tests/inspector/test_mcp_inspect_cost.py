@@ -1,5 +1,5 @@
 """What an inspect costs with MCP servers attached, in counts that do not move with the machine's load:
-the SQL statements, the tool definitions estimated again, and the allowlist's passes, against the number
+the SQL statements, the tool definitions estimated again, and the toolsets made, against the number
 of servers (``scripts/bench/mcp.py`` measures the time)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 
 from hango.agent.estimator import Estimator
 from hango.agent.ledger import record
-from hango.agent.middleware import mcp_tools, tool_allowlist
+from hango.agent.middleware import mcp_tools
+from hango.agent.toolset import Toolset
 from hango.inspector import snapshot
 from hango.store.mcp_servers import McpServers
 from tests.inspector.conftest import Lab
@@ -58,7 +59,7 @@ def test_inspect_within_1_10x_of_built_ins_only_does_no_per_part_work_that_grows
         assert len(lab.inspect(session)["tools"]) >= 8
 
     estimated = counted(monkeypatch, Estimator, "_estimate_tool")
-    passes = counted(monkeypatch, tool_allowlist, "enabled_tools")
+    passes = counted(monkeypatch, Toolset, "__init__")
     # per tool, once per worker: the stored list read and parsed, the ledger's part, the inspector's view
     per_tool = [
         counted(monkeypatch, McpServers, "tool_lists"),
@@ -77,7 +78,7 @@ def test_inspect_within_1_10x_of_built_ins_only_does_no_per_part_work_that_grows
         figures[servers] = (len(statements), len(estimated), len(passes), *(len(c) for c in per_tool))
 
     # one query reads every attached server; a stored list's definitions are estimated once per worker,
-    # not at each inspect; the allowlist builds the enabled set once a call, not once a tool
+    # not at each inspect; each reader of a call's toolset makes it once, not once a tool
     assert figures[0] == figures[1] == figures[4], figures
     assert figures[4][0] <= MAX_INSPECT_STATEMENTS and figures[4][1] == 0, figures
 

@@ -6,6 +6,10 @@ from typing import Any
 
 import pytest
 
+from hango.agent.chain import Chain
+from hango.agent.parts import tool_part
+from hango.agent.tools.filesystem import FILESYSTEM_TOOLS
+from hango.inspector import service
 from tests.inspector.conftest import (
     OFFLINE,
     Lab,
@@ -167,3 +171,24 @@ def test_a_previews_cache_loss_is_inspects_price_of_the_part_less_what_is_no_lon
     assert by_id(body)["tool:task"]["cache_loss_tokens"] > sum(
         p["tokens"] for p in (*body["tools"], *body["system"]) if p["included"]
     )  # the messages cached after the tools and the system blocks are lost too
+
+
+def test_who_left_a_part_out_is_read_from_the_calls_report_not_assembled_again(
+    lab: Lab, session: str, monkeypatch: pytest.MonkeyPatch
+):
+    """The blocks a contributor drops with the tools it speaks of are named from the captured call's report
+    (``Report.dropped_with``): naming them assembles no system block again, however many tools are out."""
+    marking, marked, assembled = [], [], []
+    mark, blocks = service.mark_excluded_by, Chain.system_blocks
+    monkeypatch.setattr(
+        service, "mark_excluded_by", lambda *a: (marking.append(1), marked.append(1), mark(*a), marking.pop())
+    )
+    monkeypatch.setattr(Chain, "system_blocks", lambda *a: (assembled.append(bool(marking)), blocks(*a))[1])
+    out = sorted(tool_part(t) for t in FILESYSTEM_TOOLS)
+
+    body = preview(lab, session, {"agent": excluding("tool:task", *out)}).get_json()
+
+    assert by_id(body)["system:subagent"]["excluded_by"] == "tool:task"
+    assert by_id(body)["system:filesystem"]["excluded_by"] == out[0]
+    assert not by_id(body)["system:filesystem"]["included"]
+    assert marked and True not in assembled

@@ -30,6 +30,9 @@ class Middleware:
     """A no-op for every hook; subclasses override the hooks they implement."""
 
     name: ClassVar[str]
+    # The tools its system block speaks of: it sends the block only when the call sends one of them
+    # (``Chain.draft`` reports a block an override left out that way, ``Report.dropped_with``).
+    speaks_of: ClassVar[frozenset[str]] = frozenset()
 
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         return []

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from hango.agent.middleware.base import Middleware
-from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
 from hango.agent.tools.filesystem import FILESYSTEM_TOOLS, filesystem_tools
 from hango.agent.tools.paths import MEMORIES, SKILL_FILE, SKILLS
+from hango.agent.toolset import toolset_of
 from hango.messages import Block
 
 
@@ -34,10 +34,11 @@ class FilesystemMiddleware(Middleware):
     """Always provides the tools (the allowlist filters them); emits its block when the request carries one."""
 
     name = "filesystem"
+    speaks_of = frozenset(FILESYSTEM_TOOLS)
 
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        sent = allowed_tools(agent, state)
-        if not sent & set(FILESYSTEM_TOOLS):
+        sent = toolset_of(agent, state).sent
+        if not sent & self.speaks_of:
             return []
         return [SourcedBlock(system_part(self.name), Block(instructions(sent)))]
 

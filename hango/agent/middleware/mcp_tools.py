@@ -13,24 +13,43 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hango.agent.estimator import MessageMemo
 from hango.agent.middleware.base import Middleware
-from hango.agent.parts import server_tool_name, server_tool_part
-from hango.agent.state import AgentConfig, RunState, ServerTool
+from hango.agent.parts import PartID, server_part, server_tool_name, server_tool_part
+from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure
 from hango.audit import CALL_CANCELLED, CALL_ERROR, CALL_OK, MCP_SERVER_CALL
 from hango.call_log import failed_call, host_of
 from hango.mcp import calls, servers
-from hango.mcp.connection import Limits
+from hango.mcp.connection import Limits, Stop
 from hango.mcp.tool_lists import unavailable
 from hango.messages import ToolDef
 from hango.store import TenantStore
 
 if TYPE_CHECKING:
     from hango.agent.deps import RunContext
+
+
+@dataclass(frozen=True)
+class ServerTool:
+    """One tool of an MCP server attached to the agent, as the server's stored list has it (a
+    ``hango.agent.state.ServedTool``: its source is the server's part ``tool:<server>/*``)."""
+
+    server: Any  # the ``mcp_servers`` row: where the server is (its sealed headers opened only to call it)
+    name: str  # the tool's name on the server
+    definition: ToolDef  # what the model sees: named ``<server>__<tool>``
+
+    @property
+    def source(self) -> PartID:
+        return server_part(self.server.name)
+
+    def answered_by(self) -> dict[str, str]:
+        """The server (its name and id) and its tool: what the run's tool events keep of each call."""
+        return {"server": self.server.name, "server_id": str(self.server.id), "server_tool": self.name}
 
 
 def server_tools(attached: list[Any], lists: dict[Any, Listed]) -> dict[str, ServerTool]:
@@ -127,14 +146,13 @@ def call_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolConte
     """``tools/call`` on the tool's server within the call deadline and what the run has left; a cancel
     stops the wait. Every call is audited, however it ended."""
     config, server, state = ctx.deps.config, tool.server, ctx.state
-    if state.mode.try_id:
-        raise ToolFailure(f"a try does not call MCP servers (what {server.name!r} does would be real)")
     call = calls.ServerCall(
         (state.tenant_id, server.id), lambda: servers.target(server, config), tool.name, arguments
     )
     outcome, clock = CALL_CANCELLED, time.monotonic()
     try:
-        with state.steps.server_call() as stop:
+        stop = Stop()  # a cancel stops the request on the MCP loop, ending in ``Cancelled``
+        with state.steps.watching(stop.stop, lambda: stop.stopped):
             answer = calls.call_tool(
                 call, Limits.from_config(config), state.time_left(config.mcp_call_timeout), stop
             )
@@ -178,17 +196,32 @@ class McpToolsMiddleware(Middleware):
     def before_run(self, state: RunState, ctx: RunContext) -> None:
         attached = ctx.store.mcp_servers.for_run(state.agent.id)
         lists = stored_lists(ctx.store, attached)
-        state.server_tools = server_tools(attached, lists)
+        state.served_tools = server_tools(attached, lists)
         state.unavailable_tools = unavailable_tools(attached, lists)
 
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
-        return _TOOLS.each([tool.definition for tool in state.server_tools.values()], _tool)
+        """Each served tool's ``Tool``: a run's calls its server, a try's (the scratch source) refuses,
+        since nothing a server does is undone."""
+        source = _SCRATCH_TOOLS if state.mode.try_id else _TOOLS
+        return source.each([tool.definition for tool in state.served_tools.values()], source.make)
 
 
-# A definition's ``Tool``, kept on the definition: it calls the server the run's state names the tool of.
-_TOOLS = MessageMemo()
+class _Source(MessageMemo):
+    """A definition's ``Tool`` as one source runs it, kept on the definition (one attribute per source)."""
+
+    def __init__(self, call: Callable[[ServerTool, dict[str, Any], ToolContext], str]) -> None:
+        super().__init__()
+        self.call = call
+
+    def make(self, definition: ToolDef) -> Tool:
+        name = definition.name
+        return Tool(definition, lambda args, ctx: self.call(ctx.state.served_tools[name], args, ctx))
 
 
-def _tool(definition: ToolDef) -> Tool:
-    name = definition.name
-    return Tool(definition, lambda args, ctx: call_server_tool(ctx.state.server_tools[name], args, ctx))
+def refuse_server_tool(tool: ServerTool, arguments: dict[str, Any], ctx: ToolContext) -> str:
+    """The scratch source's call: a try calls no MCP server (what the server does would be real)."""
+    raise ToolFailure(f"a try does not call MCP servers (what {tool.server.name!r} does would be real)")
+
+
+_TOOLS = _Source(call_server_tool)  # a run's: ``tools/call`` on the server the run's state names
+_SCRATCH_TOOLS = _Source(refuse_server_tool)  # a try's

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hango.agent.middleware.base import Switchable
-from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, Skill
 from hango.agent.tools.paths import skill_file
+from hango.agent.toolset import toolset_of
 from hango.messages import Block
 
 if TYPE_CHECKING:
@@ -51,5 +51,5 @@ class SkillsMiddleware(Switchable):
         state.skills = load_skills(ctx.store, state)
 
     def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        text = skills_index(state.skills, allowed_tools(agent, state))
+        text = skills_index(state.skills, toolset_of(agent, state).sent)
         return [SourcedBlock(system_part(self.name), Block(text))]

@@ -6,10 +6,10 @@ import dataclasses
 
 from hango.agent.gateway import Gateway
 from hango.agent.middleware.base import Middleware
-from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, StoredMessage
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
+from hango.agent.toolset import toolset_of
 from hango.agent.turns import converse
 from hango.errors import QuotaExhausted
 from hango.messages import Block, Message, TextBlock, ToolDef, text_of
@@ -58,9 +58,10 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
 
 class SubagentMiddleware(Middleware):
     name = "subagent"
+    speaks_of = frozenset({TASK.name})
 
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        if TASK.name not in allowed_tools(agent, state):
+        if not self.speaks_of & toolset_of(agent, state).sent:
             return []
         return [SourcedBlock(system_part("subagent"), Block(INSTRUCTIONS))]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from hango.agent.middleware.base import Middleware
-from hango.agent.middleware.tool_allowlist import allowed_tools
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
 from hango.agent.tools.todos import WRITE_TODOS, render_todos, todo_tools
+from hango.agent.toolset import toolset_of
 from hango.messages import Block
 
 HEADER = "Your todo list for this session:\n\n"
@@ -22,7 +22,7 @@ class TodoMiddleware(Middleware):
     def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
         if WRITE_TODOS.name not in agent.tools:
             return []
-        header = WITH_TOOL if WRITE_TODOS.name in allowed_tools(agent, state) else HEADER
+        header = WITH_TOOL if WRITE_TODOS.name in toolset_of(agent, state).sent else HEADER
         return [SourcedBlock(system_part(self.name), Block(header + render_todos(state.todos)))]
 
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:

@@ -1,0 +1,98 @@
+"""The toolset: one frozen value per call of the tools the call may carry, where each comes from, and its state.
+
+Tools come from sources: the built-ins the agent enables (``agent.tools``), the
+names its skills' ``allowed_tools`` add, the subagent's ``task``, and each tool
+source serving tools of its own (``hango.agent.state.ServedTool``: each MCP server's,
+loaded by its source's run hook). A tool is enabled when one of those sources enables it, and
+sent when it is enabled and no override leaves it out (its own, or its server's
+as a whole). Every reader of what a call carries reads this one rule: the
+allowlist slot, the contributors whose text names a tool, compaction's summarizer
+call, and the run's dispatch of a tool call (only a sent tool runs, through the
+``Tool`` its source made: a try's sources make tools that call no server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from hango.agent.overrides import Overrides
+from hango.agent.parts import PartID, covering_parts, part_of, tool_part
+from hango.agent.state import AgentConfig, RunState, ServedTool
+from hango.messages import ToolDef
+
+AGENT = "agent"  # the source of the built-ins the agent enables by name
+SKILLS = "skills"  # the source of the names a skill's ``allowed_tools`` enables
+
+
+@dataclass(frozen=True)
+class ToolState:
+    """One tool of a call: its part, its source, whether a source enables it (the allowlist), and the
+    override that leaves it out (None when it is sent, or was never enabled)."""
+
+    name: str
+    part: PartID
+    source: str
+    enabled: bool
+    excluded_by: PartID | None = None
+
+    @property
+    def sent(self) -> bool:
+        return self.enabled and self.excluded_by is None
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """The tools one call may carry (``enabled``) and sends (``sent``), by the name the model calls."""
+
+    enabled: frozenset[str]
+    sent: frozenset[str]
+    served: Mapping[str, ServedTool]
+    overrides: Overrides
+    skills: frozenset[str] = frozenset()
+
+    def answered_by(self, name: str) -> dict[str, str]:
+        """Who answers a call of ``name``, as the run's tool events keep it (nothing for a built-in)."""
+        served = self.served.get(name)
+        return {} if served is None else served.answered_by()
+
+    def part(self, name: str) -> PartID:
+        """The part of the tool the model knows as ``name`` (a served tool's may be a substitute's)."""
+        return _part(name, self.served)
+
+    def state(self, name: str) -> ToolState:
+        """What the call does with the tool ``name``: its part, source, and whether it is sent or why not."""
+        part = self.part(name)
+        served = self.served.get(name)
+        source = served.source if served is not None else SKILLS if name in self.skills else AGENT
+        enabled = name in self.enabled
+        excluded_by = next((p for p in covering_parts(part) if self.overrides.excludes(p)), None)
+        return ToolState(name, part, source, enabled, excluded_by if enabled else None)
+
+    @cached_property
+    def states(self) -> tuple[ToolState, ...]:
+        """The state of every enabled tool, in name order."""
+        return tuple(self.state(name) for name in sorted(self.enabled))
+
+    def left_out(self, tools: tuple[ToolDef, ...]) -> list[ToolDef]:
+        """Of ``tools``, the enabled ones an override leaves out."""
+        return [t for t in tools if t.name in self.enabled and t.name not in self.sent]
+
+
+def toolset_of(agent: AgentConfig, state: RunState) -> Toolset:
+    """The toolset of ``state``'s next call: the tools its sources enable, less the ones an override
+    leaves out (the tool's own, or its MCP server's as a whole)."""
+    skills = frozenset(name for skill in state.skills for name in skill.allowed_tools)
+    served = state.served_tools
+    enabled = frozenset(agent.tools) | skills | served.keys()
+    overrides = state.overrides
+    if not overrides.agent:
+        return Toolset(enabled, enabled, served, overrides, skills)
+    sent = frozenset(name for name in enabled if not overrides.excludes_tool(_part(name, served)))
+    return Toolset(enabled, sent, served, overrides, skills)
+
+
+def _part(name: str, served: Mapping[str, ServedTool]) -> PartID:
+    tool = served.get(name)
+    return tool_part(name) if tool is None else part_of(tool.definition)
