@@ -22,8 +22,8 @@ from hango.agent.compaction import Compaction, plan_compaction
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
+from hango.agent.run_steps import Steps
 from hango.agent.state import COMPACT, Caller
-from hango.agent.steps import NoSteps
 from hango.errors import Unprocessable
 from hango.store import TenantStore
 
@@ -62,7 +62,7 @@ class CompactJob:
 
     instructions: str | None
     run_id: uuid.UUID
-    steps: NoSteps
+    steps: Steps
 
 
 def compact_now(deps: Deps, store: TenantStore, session: Any, caller: Caller, job: CompactJob) -> Compacted:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, message_part, scratch_part
-from hango.agent.steps import NoSteps
+from hango.agent.run_steps import NoSteps, Steps
 from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolDef, ToolUseBlock
 
@@ -182,7 +182,7 @@ class RunState:
     trace_content: bool = False
     overrides: Overrides = field(default_factory=Overrides)
     compactor: Compactor | None = None
-    steps: Any = field(default_factory=NoSteps)  # hango.agent.steps: where a queued run reports its steps
+    steps: Steps = field(default_factory=NoSteps)  # where a queued run reports its steps
 
     @property
     def last_seq(self) -> int:
