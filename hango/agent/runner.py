@@ -35,7 +35,7 @@ from hango.agent.gateway import Gateway
 from hango.agent.loader import append_message, store_estimates
 from hango.agent.run_steps import StoredSteps
 from hango.agent.scratch import ScratchTurn, Shaper
-from hango.agent.state import Caller, RunState, StoredMessage
+from hango.agent.state import RUN, Caller, RunHandles, RunState, StoredMessage
 from hango.agent.tools.base import ToolContext
 from hango.agent.turn_loop import YIELDED, Sink, take_turns
 from hango.agent.yielding import open_slots
@@ -269,12 +269,11 @@ class _Run(_Turns, Sink):
         # more: it is failed (and rolled back) before the history is read, or its message would be read.
         self.store.runs.fail_running(self.session.id, but=self.run.id)
         self.conn.commit()
-        prepared = prepare_session(self.deps, self.store, self.session, self.caller)
-        self.chain, state = prepared.chain, prepared.state
-        state.run_id, state.steps = self.run.id, self.steps
         # Its deadline counts only its own running time: not the waits of a run that gave its slot back.
-        state.deadline = self.clock + self.deps.config.run_timeout - self.run.ran_seconds
-        state.compactor = StoredCompactor(self.deps, state)
+        deadline = self.clock + self.deps.config.run_timeout - self.run.ran_seconds
+        handles = RunHandles(self.run.id, self.steps, deadline, StoredCompactor(self.deps))
+        prepared = prepare_session(self.deps, self.store, self.session, self.caller, RUN, handles=handles)
+        self.chain, state = prepared.chain, prepared.state
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
         self.steps.check_before_call()
         gateway.check_quota()

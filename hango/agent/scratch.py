@@ -38,7 +38,7 @@ from hango.agent.gateway import USAGE_FIELDS, Gateway
 from hango.agent.overlay import OverlayStore
 from hango.agent.parts import new_try_id
 from hango.agent.run_steps import ServerCall, Steps
-from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall, scratch_turn
+from hango.agent.state import Caller, RunHandles, RunState, StoredMessage, Summary, ToolCall, scratch_turn
 from hango.agent.tools.base import Tool, ToolContext
 from hango.agent.turn_loop import Sink, take_turns
 from hango.agent.turns import tool_uses
@@ -154,9 +154,9 @@ class ScratchCompactor(StoredCompactor):
 
     saved: list[Summary] = field(default_factory=list)
 
-    def save(self, through_seq: int, text: str) -> None:
+    def save(self, state: RunState, through_seq: int, text: str) -> None:
         self.saved.append(Summary(through_seq, text))
-        self.state.steps.emit(run_events.COMPACTION, through_seq=through_seq)
+        state.steps.emit(run_events.COMPACTION, through_seq=through_seq)
 
 
 class ScratchTurn(Sink):
@@ -185,18 +185,16 @@ class ScratchTurn(Sink):
 
     def _turn(self, store: OverlayStore) -> tuple[str, str | None]:
         session = self._open(store)
-        prepared = prepare_session(self.deps, store, session, self.caller, scratch_turn(new_try_id()))
-        state = dataclasses.replace(
-            prepared.state,
-            run_id=self.run.id,
-            steps=self.steps,
-            compactor=None,  # the plan's captures must not summarize
-        )
-        self.model = state.agent.model
-        self.plan = self.shape(prepared.chain, state, self.run.input or {})
+        # No deadline nor compactor yet: the plan's captures must not summarize.
+        planning = RunHandles(self.run.id, self.steps)
+        mode = scratch_turn(new_try_id())
+        prepared = prepare_session(self.deps, store, session, self.caller, mode, handles=planning)
+        self.model = prepared.state.agent.model
+        self.plan = self.shape(prepared.chain, prepared.state, self.run.input or {})
         timeout = self.deps.config.run_timeout
-        state.deadline = time.monotonic() + timeout
-        state.compactor = ScratchCompactor(self.deps, state)
+        # The turn's state: the planned one (its overrides screened) with the turn's deadline and compactor.
+        handles = RunHandles(self.run.id, self.steps, time.monotonic() + timeout, ScratchCompactor(self.deps))
+        state = dataclasses.replace(prepared.state, handles=handles)
         gateway = Gateway(self.deps, state, timeout)
         self.steps.check_before_call()
         gateway.check_quota()

@@ -41,7 +41,7 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         agent=agent,
         history=[StoredMessage(1, Message("user", (TextBlock(description),)))],
         mode=parent.mode.calling("subagent"),
-        compactor=None,
+        handles=dataclasses.replace(parent.handles, compactor=None),
         summary=None,
         overrides=parent.overrides.agent_only(),
     )
