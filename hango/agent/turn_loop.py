@@ -10,6 +10,7 @@ model phase and the tool phase (``tests/foundation/test_turn_loop.py``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from hango.agent.middleware.base import ModelHandler
@@ -31,7 +32,7 @@ class Ending:
     response: Response | None = None
 
 
-class Sink:
+class Sink(ABC):
     """Where a turn loop's messages go and what its turn boundaries do; this one is a run's boundaries.
 
     ``keep`` is each kind's own; the others default to a run's: before each model call its deadline
@@ -50,12 +51,13 @@ class Sink:
         """And after it: a run cancelled meanwhile drops the answer with its turn (a shutdown keeps it)."""
         state.steps.check()
 
+    @abstractmethod
     def keep(self, state: RunState, message: Message) -> None:
         """Keep one message of the turn: its answer, then the results of its tool calls."""
-        raise NotImplementedError
 
     def turn_kept(self, state: RunState) -> None:
         """Every message of the turn is kept (a stored run commits them here)."""
+        return  # kept in memory: nothing to commit
 
     def gives_slot_back(self) -> bool:
         """At a turn boundary the loop goes on from: whether the run stops here to wait in the queue again."""
@@ -63,6 +65,7 @@ class Sink:
 
     def out_of_quota(self, error: QuotaExhausted) -> None:
         """A model call met the quota: the turns end ``quota_exhausted`` unless this raises."""
+        return  # a run's status says it; its history stays valid
 
 
 def take_turns(ctx: ToolContext, handler: ModelHandler, sink: Sink, turns: int) -> Ending:
