@@ -47,9 +47,8 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
     )
     gateway = Gateway(ctx.deps, child, ctx.deps.config.run_timeout)
     ending = take_turns(dataclasses.replace(ctx, state=child), gateway, OwnHistory(), SUBAGENT_MAX_TURNS)
-    assert (
-        ending.response is not None
-    )  # a turn that ends without an answer raised (``OwnHistory.out_of_quota``)
+    # Every ending has an answer here: the one ending without (quota) raised in ``OwnHistory.out_of_quota``.
+    assert ending.response is not None
     return text_of(ending.response.message) or "(the subagent returned no text)"
 
 
