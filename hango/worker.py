@@ -34,9 +34,10 @@ from sqlalchemy.engine import make_url
 
 from hango import run_events, telemetry
 from hango.agent.deps import Deps
-from hango.agent.runner import YIELDED, QueuedRun, execute_run
+from hango.agent.run_steps import SHUTDOWN
+from hango.agent.runner import QueuedRun, execute_run
 from hango.agent.state import Caller
-from hango.agent.steps import SHUTDOWN
+from hango.agent.turn_loop import YIELDED
 from hango.agent.yielding import Yielded, open_slots
 from hango.inspector.trying import shape_turn
 from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK

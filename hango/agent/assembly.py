@@ -25,7 +25,7 @@ from hango.agent.draft import Draft
 from hango.agent.gateway import Gateway
 from hango.agent.loader import agent_state, load_state, prepare
 from hango.agent.stack import build_chain
-from hango.agent.state import RUN, Caller, Mode, RunState, StoredMessage
+from hango.agent.state import NO_HANDLES, RUN, Caller, Mode, RunHandles, RunState, StoredMessage
 from hango.agent.turns import tool_uses
 from hango.messages import Message, Response, TextBlock, ToolResultBlock
 from hango.store import TenantStore
@@ -44,12 +44,18 @@ class Prepared:
 
 
 def prepare_session(
-    deps: Deps, store: TenantStore, session: Any, caller: Caller, mode: Mode = RUN
+    deps: Deps,
+    store: TenantStore,
+    session: Any,
+    caller: Caller,
+    mode: Mode = RUN,
+    *,
+    handles: RunHandles = NO_HANDLES,
 ) -> Prepared:
-    """A fresh state in ``mode`` for ``session`` after every run hook, its dangling ``tool_use`` closed in
-    memory."""
+    """A fresh state in ``mode`` with the run's ``handles`` for ``session`` after every run hook, its dangling
+    ``tool_use`` closed in memory."""
     chain = build_chain()
-    state = prepare(chain, load_state(store, session, caller, mode), store, deps)
+    state = prepare(chain, load_state(store, session, caller, mode, handles=handles), store, deps)
     return Prepared(chain, state, close_dangling(state))
 
 

@@ -22,8 +22,8 @@ from hango.agent.compaction import Compaction, plan_compaction
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
-from hango.agent.state import COMPACT, Caller
-from hango.agent.steps import NoSteps
+from hango.agent.run_steps import Steps
+from hango.agent.state import COMPACT, Caller, RunHandles
 from hango.errors import Unprocessable
 from hango.store import TenantStore
 
@@ -62,7 +62,7 @@ class CompactJob:
 
     instructions: str | None
     run_id: uuid.UUID
-    steps: NoSteps
+    steps: Steps
 
 
 def compact_now(deps: Deps, store: TenantStore, session: Any, caller: Caller, job: CompactJob) -> Compacted:
@@ -70,12 +70,11 @@ def compact_now(deps: Deps, store: TenantStore, session: Any, caller: Caller, jo
 
     402 over quota before anything else; 422 ``nothing_to_compact`` when the history has no cut.
     """
-    prepared = prepare_session(deps, store, session, caller, COMPACT)
+    handles = RunHandles(job.run_id, job.steps, compactor=StoredCompactor(deps, job.instructions))
+    prepared = prepare_session(deps, store, session, caller, COMPACT, handles=handles)
     state = prepared.state
-    state.run_id, state.steps = job.run_id, job.steps
     Gateway(deps, state, deps.config.run_timeout).check_quota()
     job.steps.check_before_call()  # a step boundary: a compaction cancelled meanwhile calls nothing
-    state.compactor = StoredCompactor(deps, state, job.instructions)
     # with the stored overrides only: one summarizer call
     compacted = capture(prepared.chain, state).report.compacted
     if compacted is None:

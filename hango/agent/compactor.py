@@ -24,13 +24,14 @@ from hango.telemetry import names
 
 @dataclass(frozen=True)
 class StoredCompactor:
+    """Summarizes for a run (or compact-now) and stores the summary in the session."""
+
     deps: Deps
-    state: RunState
     instructions: str | None = None  # compact-now's focus text, from the user
 
-    def summarize(self, transcript: str) -> str:
-        """One summarizer call billed with purpose ``summarize``."""
-        summarizing = replace(self.state, mode=self.state.mode.calling("summarize"))
+    def summarize(self, state: RunState, transcript: str) -> str:
+        """One summarizer call for ``state``, billed with purpose ``summarize``."""
+        summarizing = replace(state, mode=state.mode.calling("summarize"))
         gateway = Gateway(self.deps, summarizing, self.deps.config.run_timeout)
         focus = (
             (SourcedBlock(SUMMARIZER_FOCUS, Block(FOCUS_PREFIX + self.instructions)),)
@@ -38,19 +39,19 @@ class StoredCompactor:
             else ()
         )
         draft = Draft(
-            model=self.state.agent.model,
+            model=state.agent.model,
             system=(SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT)), *focus),
             tools=(),
             messages=(SourcedMessage(TRANSCRIPT, Message("user", (TextBlock(transcript),))),),
-            max_tokens=summary_max_tokens(self.state),
+            max_tokens=summary_max_tokens(state),
         )
         with telemetry.tracer().start_as_current_span(names.SPAN_SUMMARIZE, record_exception=False) as span:
-            span.set_attributes({names.SESSION_ID: str(self.state.session_id), names.PURPOSE: "summarize"})
+            span.set_attributes({names.SESSION_ID: str(state.session_id), names.PURPOSE: "summarize"})
             return text_of(gateway.send(draft).message).strip() or "(empty summary)"
 
-    def save(self, through_seq: int, text: str) -> None:
+    def save(self, state: RunState, through_seq: int, text: str) -> None:
         """Store the summary; a run (or compaction) cancelled while the summarizer answered stores nothing."""
-        self.state.steps.check()  # a step boundary: the summary commits on its own, past any rollback
+        state.steps.check()  # a step boundary: the summary commits on its own, past any rollback
         with self.deps.engine.begin() as conn:
-            TenantStore(conn, self.state.tenant_id).summaries.create(self.state.session_id, through_seq, text)
-        self.state.steps.emit(run_events.COMPACTION, through_seq=through_seq)
+            TenantStore(conn, state.tenant_id).summaries.create(state.session_id, through_seq, text)
+        state.steps.emit(run_events.COMPACTION, through_seq=through_seq)

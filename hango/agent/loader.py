@@ -15,7 +15,17 @@ from hango.agent.chain import Chain
 from hango.agent.deps import Deps, RunContext
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message, remember_message
 from hango.agent.ledger.record import message_hash, remember_hash
-from hango.agent.state import RUN, AgentConfig, Caller, Mode, RunState, StoredMessage, Summary
+from hango.agent.state import (
+    NO_HANDLES,
+    RUN,
+    AgentConfig,
+    Caller,
+    Mode,
+    RunHandles,
+    RunState,
+    StoredMessage,
+    Summary,
+)
 from hango.errors import NotFound
 from hango.messages import Message, block_from_dict, message_from_dict
 from hango.store import TenantStore
@@ -37,9 +47,11 @@ def stored_message(
     return StoredMessage(seq, message)
 
 
-def load_state(store: TenantStore, session: Any, caller: Caller, mode: Mode = RUN) -> RunState:
+def load_state(
+    store: TenantStore, session: Any, caller: Caller, mode: Mode = RUN, *, handles: RunHandles = NO_HANDLES
+) -> RunState:
     """The session's agent, summary, the history after it, and todos (run hooks load the rest), for calls
-    in ``mode``."""
+    in ``mode`` with the run's ``handles``."""
     agent = store.agents.get(session.agent_id)
     if agent is None:
         raise NotFound("the session's agent no longer exists")
@@ -60,6 +72,7 @@ def load_state(store: TenantStore, session: Any, caller: Caller, mode: Mode = RU
         agent=AgentConfig.from_row(agent),
         caller=caller,
         mode=mode,
+        handles=handles,
         history=history,
         summary=summary,
         unestimated=unestimated,

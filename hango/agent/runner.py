@@ -33,21 +33,19 @@ from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.gateway import Gateway
 from hango.agent.loader import append_message, store_estimates
+from hango.agent.run_steps import StoredSteps
 from hango.agent.scratch import ScratchTurn, Shaper
-from hango.agent.state import Caller, RunState, StoredMessage
-from hango.agent.steps import Steps
+from hango.agent.state import RUN, Caller, RunHandles, RunState, StoredMessage
 from hango.agent.tools.base import ToolContext
-from hango.agent.turns import model_phase, tool_phase, tool_uses
+from hango.agent.turn_loop import YIELDED, Sink, take_turns
 from hango.agent.yielding import open_slots
 from hango.errors import Cancelled, GatewayTimeout, HangoError, QuotaExhausted
-from hango.messages import Response, message_to_dict
+from hango.messages import Message, message_to_dict
 from hango.store import TenantStore
 from hango.store.job_slots import hold_job, others_waiting
 from hango.store.locks import lock_run, lock_session, unlock_run, unlock_session
 from hango.store.runs import SCRATCH
 from hango.telemetry import names
-
-YIELDED = "queued"  # what the turns end in when the run gives its slot back (``hango.agent.yielding``)
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ def execute_run(
 ) -> RunResult | None:
     """Run a queued run to its end; None when it is not ``queued`` any more (cancelled, or done before).
 
-    ``should_stop`` says a cancel is requested, or ``SHUTDOWN`` (``hango.agent.steps``); ``shape``
+    ``should_stop`` says a cancel is requested, or ``SHUTDOWN`` (``hango.agent.run_steps``); ``shape``
     screens a try run's overrides (the worker hands in the inspector's try plan).
     """
     with deps.engine.connect() as conn:
@@ -94,7 +92,7 @@ def execute_run(
             if run is None:  # cancelled while this worker waited for the lock
                 return None
             first = store.run_events.last_seq(run.id) + 1
-            steps = Steps(deps.engine, job.tenant_id, run.id, should_stop, first)
+            steps = StoredSteps(deps.engine, job.tenant_id, run.id, should_stop, first)
             steps.emit(run_events.RUN_STARTED, **({"resumed": True} if run.ran_seconds > 0 else {}))
             if run.kind == SCRATCH:
                 scratch = _Scratch(deps, conn, store, run=run, session=None, caller=job.caller, steps=steps)
@@ -133,7 +131,7 @@ class _Job(ABC):
         run: Any,
         session: Any,
         caller: Caller,
-        steps: Steps,
+        steps: StoredSteps,
     ) -> None:
         self.deps, self.conn, self.store, self.run = deps, conn, store, run
         self.session, self.caller, self.steps = session, caller, steps
@@ -255,8 +253,9 @@ class _Scratch(_Turns):
         return RunResult(self._close(status, stop_reason, error, self.turn.result(stop_reason)), [])
 
 
-class _Run(_Turns):
-    """One run of the agent loop: the state, the chain and the bookkeeping of its turns."""
+class _Run(_Turns, Sink):
+    """One run of the agent loop: the state, the chain and the bookkeeping of its turns (their ``Sink``:
+    each turn stored and committed, the slot given back at a turn boundary)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -270,12 +269,11 @@ class _Run(_Turns):
         # more: it is failed (and rolled back) before the history is read, or its message would be read.
         self.store.runs.fail_running(self.session.id, but=self.run.id)
         self.conn.commit()
-        prepared = prepare_session(self.deps, self.store, self.session, self.caller)
-        self.chain, state = prepared.chain, prepared.state
-        state.run_id, state.steps = self.run.id, self.steps
         # Its deadline counts only its own running time: not the waits of a run that gave its slot back.
-        state.deadline = self.clock + self.deps.config.run_timeout - self.run.ran_seconds
-        state.compactor = StoredCompactor(self.deps, state)
+        deadline = self.clock + self.deps.config.run_timeout - self.run.ran_seconds
+        handles = RunHandles(self.run.id, self.steps, deadline, StoredCompactor(self.deps))
+        prepared = prepare_session(self.deps, self.store, self.session, self.caller, RUN, handles=handles)
+        self.chain, state = prepared.chain, prepared.state
         gateway = Gateway(self.deps, state, self.deps.config.run_timeout)
         self.steps.check_before_call()
         gateway.check_quota()
@@ -284,30 +282,16 @@ class _Run(_Turns):
         if not resumed:
             self._append(state, "user", self.run.input)
         self._commit()
-        return self._loop(state, gateway, self._turns_done() if resumed else 0)
-
-    def _loop(self, state: RunState, gateway: Gateway, done: int) -> tuple[str, str | None]:
-        for _ in range(self.deps.config.max_turns - done):
-            state.check_deadline()
-            # A step boundary: a cancelled run (or one whose worker shuts down) stops before its next model call.
-            self.steps.check_before_call()
-            try:
-                response = model_phase(self.chain, state, gateway)
-            except QuotaExhausted:
-                return "quota_exhausted", None
-            # And after it: a run cancelled meanwhile drops the answer with its turn (a shutdown stores it).
-            self.steps.check()
-            if not self._store_turn(state, response):
-                return "completed", response.stop_reason
-            if self._gives_slot_back():
-                return YIELDED, None
-        return "max_turns", "max_turns"
+        turns = self.deps.config.max_turns - (self._turns_done() if resumed else 0)
+        ctx = ToolContext(self.store, state, self.deps, self.chain)
+        ending = take_turns(ctx, gateway, self, turns)
+        return ending.status, ending.stop_reason
 
     def _turns_done(self) -> int:
         """The turns a resumed run took before it gave its slot back: its stored answers."""
         return sum(1 for message in self.store.messages.of_run(self.run.id) if message.role == "assistant")
 
-    def _gives_slot_back(self) -> bool:
+    def gives_slot_back(self) -> bool:
         """At a turn boundary: whether a less-served tenant or member waits for this run's slot."""
         self.steps.check_before_call()  # a cancel asked now ends the run here, not in the queue
         config = self.deps.config
@@ -316,17 +300,14 @@ class _Run(_Turns):
         self.conn.commit()
         return waiting
 
-    def _store_turn(self, state: RunState, response: Response) -> bool:
-        """Store the answer and, when it calls tools, their results; True when the loop goes on."""
-        self._append(state, "assistant", message_to_dict(response.message)["content"])
-        uses = tool_uses(response.message)
-        if uses:
-            ctx = ToolContext(self.store, state, self.deps, self.chain)
-            results = tool_phase(self.chain, state, ctx, uses)
-            self._append(state, "user", message_to_dict(results)["content"])
+    def keep(self, state: RunState, message: Message) -> None:
+        """Store one message of the turn (committed with the turn)."""
+        self._append(state, message.role, message_to_dict(message)["content"])
+
+    def turn_kept(self, state: RunState) -> None:
+        """Commit the turn's messages (with the first answer, the loaded messages' estimates too)."""
         store_estimates(self.store, state)  # with the first answer: a failed call changes nothing
         self._commit()
-        return bool(uses)
 
     def _commit(self) -> None:
         self.conn.commit()

@@ -37,10 +37,12 @@ from hango.agent.draft import Draft
 from hango.agent.gateway import USAGE_FIELDS, Gateway
 from hango.agent.overlay import OverlayStore
 from hango.agent.parts import new_try_id
-from hango.agent.state import Caller, RunState, StoredMessage, Summary, ToolCall, scratch_turn
+from hango.agent.run_steps import Steps
+from hango.agent.state import Caller, RunHandles, RunState, StoredMessage, Summary, ToolCall, scratch_turn
 from hango.agent.tools.base import Tool, ToolContext
-from hango.agent.turns import model_phase, tool_phase, tool_uses
-from hango.errors import NotFound, QuotaExhausted
+from hango.agent.turn_loop import Sink, take_turns
+from hango.agent.turns import tool_uses
+from hango.errors import NotFound
 from hango.messages import Message, Response, ToolResultBlock, message_to_dict
 from hango.store.locks import lock_session, unlock_session
 from hango.store.snapshot import read_only_snapshot
@@ -89,7 +91,7 @@ class TurnRecord:
 class RecordingSteps:
     """The run's steps, noting the model calls in the turn's record on their way to ``run_events``."""
 
-    def __init__(self, steps: Any, record: TurnRecord) -> None:
+    def __init__(self, steps: Steps, record: TurnRecord) -> None:
         self.steps, self.record = steps, record
 
     def emit(self, kind: str, **detail: Any) -> None:
@@ -105,6 +107,11 @@ class RecordingSteps:
 
     def model_call(self) -> contextlib.AbstractContextManager[None]:
         return self.steps.model_call()
+
+    def watching(
+        self, end: Callable[[], None], ended: Callable[[], bool]
+    ) -> contextlib.AbstractContextManager[None]:
+        return self.steps.watching(end, ended)
 
 
 @dataclass(frozen=True)
@@ -149,16 +156,17 @@ class ScratchCompactor(StoredCompactor):
 
     saved: list[Summary] = field(default_factory=list)
 
-    def save(self, through_seq: int, text: str) -> None:
+    def save(self, state: RunState, through_seq: int, text: str) -> None:
         self.saved.append(Summary(through_seq, text))
-        self.state.steps.emit(run_events.COMPACTION, through_seq=through_seq)
+        state.steps.emit(run_events.COMPACTION, through_seq=through_seq)
 
 
-class ScratchTurn:
-    """One try run's turn on the connection that holds the run's own lock (``conn``)."""
+class ScratchTurn(Sink):
+    """One try run's turn on the connection that holds the run's own lock (``conn``); the ``Sink`` of its
+    turns, which keeps their messages in the state, with a run's step boundaries."""
 
     def __init__(
-        self, deps: Deps, conn: Connection, run: Any, *, caller: Caller, steps: Any, shape: Shaper
+        self, deps: Deps, conn: Connection, run: Any, *, caller: Caller, steps: Steps, shape: Shaper
     ) -> None:
         self.deps, self.conn, self.run, self.caller, self.shape = deps, conn, run, caller, shape
         self.record = TurnRecord()
@@ -179,22 +187,24 @@ class ScratchTurn:
 
     def _turn(self, store: OverlayStore) -> tuple[str, str | None]:
         session = self._open(store)
-        prepared = prepare_session(self.deps, store, session, self.caller, scratch_turn(new_try_id()))
-        state = dataclasses.replace(
-            prepared.state,
-            run_id=self.run.id,
-            steps=self.steps,
-            compactor=None,  # the plan's captures must not summarize
-        )
-        self.model = state.agent.model
-        self.plan = self.shape(prepared.chain, state, self.run.input or {})
+        # No deadline nor compactor yet: the plan's captures must not summarize.
+        planning = RunHandles(self.run.id, self.steps)
+        mode = scratch_turn(new_try_id())
+        prepared = prepare_session(self.deps, store, session, self.caller, mode, handles=planning)
+        self.model = prepared.state.agent.model
+        self.plan = self.shape(prepared.chain, prepared.state, self.run.input or {})
         timeout = self.deps.config.run_timeout
-        state.deadline = time.monotonic() + timeout
-        state.compactor = ScratchCompactor(self.deps, state)
+        # The turn's state: the planned one (its overrides screened) with the turn's deadline and compactor.
+        handles = RunHandles(self.run.id, self.steps, time.monotonic() + timeout, ScratchCompactor(self.deps))
+        state = dataclasses.replace(prepared.state, handles=handles)
         gateway = Gateway(self.deps, state, timeout)
         self.steps.check_before_call()
         gateway.check_quota()
-        return self._loop(RecordingChain(prepared.chain, self.record), state, gateway, store)
+        chain = RecordingChain(prepared.chain, self.record)
+        ending = take_turns(
+            ToolContext(store, state, self.deps, chain), gateway, self, self.deps.config.max_turns
+        )
+        return ending.status, ending.stop_reason
 
     def _open(self, store: OverlayStore) -> Any:
         """The session as the snapshot sees it: its first statement runs while the session's lock is held.
@@ -212,25 +222,11 @@ class ScratchTurn:
             raise NotFound("the session no longer exists")
         return session
 
-    def _loop(
-        self, chain: RecordingChain, state: RunState, gateway: Gateway, store: OverlayStore
-    ) -> tuple[str, str | None]:
-        for _ in range(self.deps.config.max_turns):
-            state.check_deadline()
-            self.steps.check_before_call()  # a step boundary, as in a real run
-            try:
-                response = model_phase(chain, state, gateway)
-            except QuotaExhausted:
-                return "quota_exhausted", None
-            self.steps.check()
-            self.answer = response.message
-            state.history.append(StoredMessage(state.next_seq, response.message, state.mode.try_id))
-            uses = tool_uses(response.message)
-            if not uses:
-                return "completed", response.stop_reason
-            results = tool_phase(chain, state, ToolContext(store, state, self.deps, chain), uses)
-            state.history.append(StoredMessage(state.next_seq, results, state.mode.try_id))
-        return "max_turns", "max_turns"
+    def keep(self, state: RunState, message: Message) -> None:
+        """Keep one message of the turn in the state only, a scratch part of the try (its answer noted)."""
+        if message.role == "assistant":
+            self.answer = message
+        state.history.append(StoredMessage(state.next_seq, message, state.mode.try_id))
 
     def _changes(self, store: OverlayStore) -> dict[str, Any] | None:
         if self.plan is None:

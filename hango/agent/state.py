@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, message_part, scratch_part
-from hango.agent.steps import NoSteps
+from hango.agent.run_steps import NoSteps, Steps
 from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolDef, ToolUseBlock
 
@@ -70,11 +70,29 @@ def scratch_turn(try_id: str) -> Mode:
 
 
 class Compactor(Protocol):
-    """What summarization needs from a run: a summarizer call and a place to keep its result."""
+    """What summarization needs from a run: a summarizer call and a place to keep its result (for ``state``)."""
 
-    def summarize(self, transcript: str) -> str: ...
+    def summarize(self, state: RunState, transcript: str) -> str: ...
 
-    def save(self, through_seq: int, text: str) -> None: ...
+    def save(self, state: RunState, through_seq: int, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunHandles:
+    """What a run's calls are billed to, report to and stop by, given when its state is made, never set later.
+
+    The run's id, where its steps go (``hango.agent.run_steps``), its deadline (``time.monotonic``; None:
+    none) and what summarizes for it (None: its summarization slot only reports that it would compact).
+    An inspect, a try's capture and a PUT's checks take ``NO_HANDLES``.
+    """
+
+    run_id: uuid.UUID | None = None
+    steps: Steps = field(default_factory=NoSteps)
+    deadline: float | None = None
+    compactor: Compactor | None = None
+
+
+NO_HANDLES = RunHandles()
 
 
 @dataclass(frozen=True)
@@ -171,7 +189,6 @@ class RunState:
     session_id: uuid.UUID | None  # None only for an agent's side of a call (no session)
     agent: AgentConfig
     caller: Caller
-    run_id: uuid.UUID | None = None
     history: list[StoredMessage] = field(default_factory=list)
     stored_seq: int = 0  # the session's seq counter: the last seq it handed out (it never goes back)
     todos: list[dict[str, Any]] = field(default_factory=list)
@@ -184,12 +201,27 @@ class RunState:
     summary: Summary | None = None
     unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     mode: Mode = RUN  # what the calls are for; what assembling one measured is its draft's ``report``
-    deadline: float | None = None
     compact_trigger: float = 0.8
     trace_content: bool = False
     overrides: Overrides = field(default_factory=Overrides)
-    compactor: Compactor | None = None
-    steps: Any = field(default_factory=NoSteps)  # hango.agent.steps: where a queued run reports its steps
+    handles: RunHandles = NO_HANDLES  # the run's id, steps, deadline and compactor, given when it is made
+
+    @property
+    def run_id(self) -> uuid.UUID | None:
+        return self.handles.run_id
+
+    @property
+    def steps(self) -> Steps:
+        """Where the calls report their steps and obey a cancel (``NoSteps`` outside a queued run)."""
+        return self.handles.steps
+
+    @property
+    def deadline(self) -> float | None:
+        return self.handles.deadline
+
+    @property
+    def compactor(self) -> Compactor | None:
+        return self.handles.compactor
 
     @property
     def last_seq(self) -> int:

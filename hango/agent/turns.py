@@ -1,19 +1,17 @@
-"""One turn of the agent loop: a model call, then the tool calls of its answer.
+"""The two phases of a turn: a model call, then the tool calls of its answer.
 
-The run loop and the subagent tool both drive turns; they differ only in where
-the messages go (stored per turn, or kept in memory).
+The one turn loop (``hango.agent.turn_loop``) drives them for a run, a scratch turn and a subagent.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from hango import run_events, telemetry
 from hango.agent.middleware.base import ModelHandler
-from hango.agent.state import RunState, StoredMessage, ToolCall
+from hango.agent.state import RunState, ToolCall
 from hango.agent.tools.base import ToolChain, ToolContext, run_tool
 from hango.agent.toolset import toolset_of
 from hango.messages import (
@@ -96,25 +94,3 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
         state.steps.check()  # a step boundary: a cancelled run stops before its next tool
         results.append(chain.call_tool(ToolCall(use), state, execute))
     return Message("user", tuple(results))
-
-
-def converse(
-    chain: ToolChain,
-    state: RunState,
-    handler: ModelHandler,
-    ctx_for_turn: Callable[[], ToolContext],
-    max_turns: int,
-) -> Response:
-    """Turns kept in ``state.history`` only (no storage) until the model stops calling tools."""
-    response = model_phase(chain, state, handler)
-    for _ in range(max_turns - 1):
-        uses = tool_uses(response.message)
-        if not uses:
-            break
-        results = tool_phase(chain, state, ctx_for_turn(), uses)
-        state.history += [
-            StoredMessage(state.last_seq + 1, response.message),
-            StoredMessage(state.last_seq + 2, results),
-        ]
-        response = model_phase(chain, state, handler)
-    return response

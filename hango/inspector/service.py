@@ -475,7 +475,8 @@ def try_call(
     ready.gateway.alongside = audit.with_call
     _commit(store)
     started = time.monotonic()
-    state.deadline = started + deps.config.context_try_timeout  # the gateway gives the SDK call what is left
+    ready = ready.timed(started + deps.config.context_try_timeout)  # the SDK call gets what is left
+    state = ready.state
     outcome = "error"
     try:
         response = run_in_pool(lambda: send(ready.chain, ready.draft, state, ready.gateway), state.deadline)

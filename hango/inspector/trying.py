@@ -63,6 +63,14 @@ class PreparedTry:
     plan: TryPlan
     gateway: Gateway
 
+    def timed(self, deadline: float) -> PreparedTry:
+        """The try with its call's deadline (``time.monotonic``), counted once the request's transaction
+        ended: its state made again with that handle, and the checked gateway billing that state."""
+        handles = dataclasses.replace(self.state.handles, deadline=deadline)
+        state = dataclasses.replace(self.state, handles=handles)
+        self.gateway.state = state  # the quota and lineage it read ahead stay read
+        return dataclasses.replace(self, state=state)
+
 
 def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> PreparedTry:
     """The session's next call as a try (mode ``TRY``: a real call, billed as ``context_try``, no run, never

@@ -24,7 +24,7 @@ from hango.agent.middleware.summarization import SummarizationMiddleware
 from hango.agent.middleware.tool_allowlist import ToolAllowlistMiddleware
 from hango.agent.parts import SUMMARY, SourcedBlock, SourcedMessage, message_part, seq_of, system_part
 from hango.agent.report import SUMMARIZED, LeftOut, Report
-from hango.agent.state import INSPECT, AgentConfig, Caller, RunState, Summary
+from hango.agent.state import INSPECT, AgentConfig, Caller, RunHandles, RunState, Summary
 from hango.agent.validate import safe_cut_points, validate_history
 from hango.messages import (
     Block,
@@ -48,11 +48,11 @@ class MemoryCompactor:
     transcripts: list[str] = field(default_factory=list)
     saved: list[tuple[int, str]] = field(default_factory=list)
 
-    def summarize(self, transcript: str) -> str:
+    def summarize(self, state: RunState, transcript: str) -> str:
         self.transcripts.append(transcript)
         return self.summary
 
-    def save(self, through_seq: int, text: str) -> None:
+    def save(self, state: RunState, through_seq: int, text: str) -> None:
         self.saved.append((through_seq, text))
 
 
@@ -122,7 +122,9 @@ def cases(draw: st.DrawFn) -> Case:
     agent = AgentConfig(uuid.uuid4(), uuid.uuid4(), "a", "offline/echo", "", enabled, {}, window)
     earlier = draw(st.one_of(st.none(), st.integers(1, 40)))
     compactor = MemoryCompactor(draw(st.integers(1, 1500).map(lambda n: words(n, "gist"))))
-    state = RunState(uuid.uuid4(), uuid.uuid4(), agent, Caller(None, None), compactor=compactor)
+    state = RunState(
+        uuid.uuid4(), uuid.uuid4(), agent, Caller(None, None), handles=RunHandles(compactor=compactor)
+    )
     state.compact_trigger = draw(st.sampled_from([0.5, 0.8, 0.95]))
     first = 1 if earlier is None else earlier + 1
     messages = [SourcedMessage(message_part(first + i), m) for i, m in enumerate(draw(histories()))]

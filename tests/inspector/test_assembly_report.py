@@ -13,7 +13,7 @@ from hango.agent.estimator import estimate_block, estimate_message, estimate_too
 from hango.agent.overrides import Overrides
 from hango.agent.parts import SUMMARY, message_part, tool_part
 from hango.agent.report import OVERRIDDEN, SUMMARIZED, LeftOut
-from hango.agent.state import Caller
+from hango.agent.state import Caller, RunHandles
 from hango.store import TenantStore
 from tests.inspector.conftest import Lab, excluding
 from tests.inspector.test_compact import long_chat
@@ -30,10 +30,11 @@ def test_a_capture_reports_what_each_slot_left_out_and_why_and_the_compaction_it
 
     with lab.engine.connect() as conn:
         store = TenantStore(conn, lab.tenant_id)
-        prepared = prepare_session(deps, store, store.sessions.get(uuid.UUID(session)), Caller(None, None))
+        handles = RunHandles(compactor=StoredCompactor(deps))
+        session_row = store.sessions.get(uuid.UUID(session))
+        prepared = prepare_session(deps, store, session_row, Caller(None, None), handles=handles)
         state = prepared.state
         whole = prepared.chain.draft(dataclasses.replace(state, overrides=Overrides()))
-        state.compactor = StoredCompactor(deps, state)
         sent = capture(prepared.chain, state)
 
     report, through = sent.report, state.summary.through_seq

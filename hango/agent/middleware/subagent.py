@@ -10,7 +10,7 @@ from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, StoredMessage
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
 from hango.agent.toolset import toolset_of
-from hango.agent.turns import converse
+from hango.agent.turn_loop import Sink, take_turns
 from hango.errors import QuotaExhausted
 from hango.messages import Block, Message, TextBlock, ToolDef, text_of
 
@@ -41,19 +41,36 @@ def run_subagent(description: str, ctx: ToolContext) -> str:
         agent=agent,
         history=[StoredMessage(1, Message("user", (TextBlock(description),)))],
         mode=parent.mode.calling("subagent"),
-        compactor=None,
+        handles=dataclasses.replace(parent.handles, compactor=None),
         summary=None,
         overrides=parent.overrides.agent_only(),
     )
     gateway = Gateway(ctx.deps, child, ctx.deps.config.run_timeout)
-    child_ctx = dataclasses.replace(ctx, state=child)
-    try:
-        response = converse(ctx.chain, child, gateway, lambda: child_ctx, SUBAGENT_MAX_TURNS)
-    except QuotaExhausted as exc:
+    ending = take_turns(dataclasses.replace(ctx, state=child), gateway, OwnHistory(), SUBAGENT_MAX_TURNS)
+    # Every ending has an answer here: the one ending without (quota) raised in ``OwnHistory.out_of_quota``.
+    assert ending.response is not None
+    return text_of(ending.response.message) or "(the subagent returned no text)"
+
+
+class OwnHistory(Sink):
+    """The subagent's turns: kept in its own history only, with no step boundaries of their own (they are
+    inside its parent's tool call); the tools of its last answer never run, and the quota ends the tool."""
+
+    runs_last_tools = False
+
+    def before_call(self, state: RunState) -> None:
+        """No boundary: the parent's tool call is the step."""
+
+    def after_call(self, state: RunState) -> None:
+        """No boundary: the parent's tool call is the step."""
+
+    def keep(self, state: RunState, message: Message) -> None:
+        state.history.append(StoredMessage(state.last_seq + 1, message))
+
+    def out_of_quota(self, error: QuotaExhausted) -> None:
         # An error result, so the turn is stored; the parent's next call meets the same quota and
         # the run ends ``quota_exhausted`` on a valid history.
-        raise ToolFailure(f"the subagent stopped: {exc.message}") from exc
-    return text_of(response.message) or "(the subagent returned no text)"
+        raise ToolFailure(f"the subagent stopped: {error.message}") from error
 
 
 class SubagentMiddleware(Middleware):

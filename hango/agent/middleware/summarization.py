@@ -46,7 +46,7 @@ class SummarizationMiddleware(Middleware):
     def _compact(self, draft: Draft, state: RunState, plan: Compaction) -> Draft:
         stored, cut = plan.stored, plan.cut
         previous = f"Earlier summary:\n{state.summary.text}\n\n" if state.summary else ""
-        text = state.compactor.summarize(previous + render(stored[:cut]))
+        text = state.compactor.summarize(state, previous + render(stored[:cut]))
         # The summarizer may answer longer than the room recent history left it.
         kept_request = plan.draft.with_(messages=tuple(plan.kept)).to_request()
         text = fit_summary(text, plan.budget - estimate_request(kept_request))
@@ -54,7 +54,7 @@ class SummarizationMiddleware(Middleware):
         kept = [summary_message(text), *plan.kept]
         if not is_valid([m.message for m in kept]):
             return draft
-        state.compactor.save(through, text)
+        state.compactor.save(state, through, text)
         state.summary = Summary(through, text, state.mode.try_id)
         summarized = plan.summarized
         tokens = estimate_messages(m.message for m in summarized)

@@ -1,8 +1,10 @@
 """A run's steps as they happen: what a client polls (``run_events``), and where a cancel is obeyed.
 
-The run loop, the gateway and the tool phase report their steps to ``RunState.steps``.
-Inspect, try and the subagent's own turns keep the default, which records nothing and
-is never cancelled. A run's ``Steps`` writes each step in its own short transaction
+The turn loop, the gateway and the tool phase report their steps to ``RunState.steps``, a
+``Steps``: every kind implements it. Inspect and try keep the default, ``NoSteps``, which
+records nothing and is never cancelled (a subagent reports to its parent's); a scratch turn's
+``RecordingSteps`` (``hango.agent.scratch``) notes its calls on their way to the run's. A
+queued run's ``StoredSteps`` writes each step in its own short transaction
 (a client sees it at once, and a turn rolled back keeps its record), and ``check``
 raises ``Cancelled`` at a step boundary once the run's cancel is requested. A model
 call is no step boundary to wait for: while one is in flight a watcher thread asks
@@ -24,7 +26,7 @@ import contextlib
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from sqlalchemy.engine import Engine
 
@@ -34,6 +36,23 @@ from hango.store import TenantStore
 
 WATCH_INTERVAL = 0.25  # seconds between a model call's looks at its run's cancel (an in-memory flag)
 SHUTDOWN = "shutdown"  # what ``should_stop`` answers when the worker stops, not the run's cancel
+
+
+@runtime_checkable
+class Steps(Protocol):
+    """Where a run reports its steps and obeys a cancel: what the turn loop, gateway and tools call."""
+
+    def emit(self, kind: str, **detail: Any) -> None: ...
+
+    def check(self) -> None: ...
+
+    def check_before_call(self) -> None: ...
+
+    def model_call(self) -> contextlib.AbstractContextManager[None]: ...
+
+    def watching(
+        self, end: Callable[[], None], ended: Callable[[], bool]
+    ) -> contextlib.AbstractContextManager[None]: ...
 
 
 class NoSteps:
@@ -59,7 +78,7 @@ class NoSteps:
         yield
 
 
-class Steps(NoSteps):
+class StoredSteps(NoSteps):
     """The steps of one run, numbered from ``first``; ``should_stop`` says a cancel is requested (truthy),
     or that the worker shuts down (``SHUTDOWN``)."""
 
