@@ -29,7 +29,7 @@ from hango.admission import NewRun, enqueue_try
 from hango.api import Blueprint
 from hango.contract import NON_BLANK_TEXT
 from hango.inspector import service
-from hango.store.runs import SCRATCH
+from hango.store.runs import SCRATCH_TURN_KIND
 from hango.telemetry import names
 from hango.try_pool import try_pool
 
@@ -111,7 +111,7 @@ class ContextTry(MethodView):
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
         deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
         if body.pop("mode") == "turn":
-            new = NewRun(session_id, body, caller, kind=SCRATCH)
+            new = NewRun(session_id, body, caller, kind=SCRATCH_TURN_KIND)
             return _queued(enqueue_try(tenancy.job_queue(), store, deps, g.session, new))
         around = {"principal": tenancy.principal(), "run_in_pool": try_pool.run}
         return service.try_call(deps, store, g.session, caller, service.TryBody(**body), **around)

@@ -38,9 +38,7 @@ from hango.inspector.call_views import (
     next_call_cost,
     summarized_messages,
 )
-from hango.inspector.call_words import next_call_words, verdict_words
 from hango.inspector.inspection import Assembly, inspect_session
-from hango.inspector.measure import measured
 from hango.inspector.net_price import net_price
 from hango.inspector.override_rules import MAX_REPLACEMENT
 from hango.inspector.override_sets import Expected, agent_scope, override_set, put_overrides
@@ -48,11 +46,13 @@ from hango.inspector.part_content import full_part
 from hango.inspector.pending import ROUTES, Proposal, mark_excluded_by
 from hango.inspector.pending import preview as pending_preview
 from hango.inspector.snapshot import Snapshot, build_snapshot
+from hango.inspector.suggestion_savings import measured
 from hango.inspector.suggestions import KINDS as SUGGESTION_KINDS
 from hango.inspector.suggestions import Thresholds, compaction_preview, suggest
 from hango.inspector.tool_groups import tool_groups
 from hango.inspector.try_audit import TryAudit
 from hango.inspector.units import scaled_totals
+from hango.inspector.verdict_words import next_verdict_words, verdict_words
 from hango.messages import message_to_dict
 from hango.providers import WIRE_FORMATS, split_model, wire_body
 from hango.providers.prices import Prices, Tokens, part_costs, prices_of, session_cost
@@ -213,7 +213,7 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
     groups = tool_groups(snapshot.tools, state.overrides, state.unavailable_tools)
     body["tool_groups"] = [vars(group) for group in groups]
     cache = found.cache.verdict(assembly)
-    cache.update(next_call_words(cache))
+    cache.update(next_verdict_words(cache))
     return {
         "session_id": str(session_id),
         "agent_id": str(agent.id),

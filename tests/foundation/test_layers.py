@@ -169,13 +169,13 @@ def sources() -> dict[str, str]:
 
 
 # What the inspector may import of the runtime: the one assembly path, the value types it hands out,
-# the estimator, validation, compaction, the cache breakpoints, the ledger's records and the catalog
+# the estimator, validation, compaction, the cache breakpoints, the ledger's records and the options
 # (what each built-in tool does with files).
 SEAM = frozenset(
     {
         "hango.agent.assembly",
         "hango.agent.cache_breakpoints",
-        "hango.agent.catalog",
+        "hango.agent.options",
         "hango.agent.chain",
         "hango.agent.compaction",
         "hango.agent.deps",
