@@ -109,12 +109,10 @@ class ContextTry(MethodView):
         """Send one model call (or, with `mode` `turn`, queue a whole turn) with the current overrides plus
         the body's; nothing of the session is stored."""
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
-        deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
         if body.pop("mode") == "turn":
-            new = NewRun(session_id, body, caller, kind=SCRATCH_TURN_KIND)
-            return _queued(enqueue_try(tenancy.job_queue(), store, deps, g.session, new))
-        around = {"principal": tenancy.principal(), "run_in_pool": try_pool.run}
-        return service.try_call(deps, store, g.session, caller, service.TryBody(**body), **around)
+            new = NewRun(session_id, body, tenancy.caller(), kind=SCRATCH_TURN_KIND)
+            return _queued(enqueue_try(tenancy.job_queue(), tenancy.store(), tenancy.deps(), g.session, new))
+        return tenancy.inspector().try_call(service.TryBody(**body), run_in_pool=try_pool.run)
 
 
 def _queued(run: Any) -> Response:
