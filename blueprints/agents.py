@@ -8,7 +8,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from blueprints.common import JsonInteger, page_of, paged
 from hango import contract, tenancy
-from hango.agent import catalog
+from hango.agent import options
 from hango.api import Blueprint
 
 blp = Blueprint("agents", __name__, url_prefix="/v1/agents", description="Agents")
@@ -19,18 +19,18 @@ class AgentSchema(Schema):
     owner_id = fields.UUID(dump_only=True)
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
     model = fields.String(
-        load_default=catalog.DEFAULT_MODEL,
+        load_default=options.DEFAULT_MODEL,
         validate=validate.Length(min=3, max=200),
         metadata={
-            "pattern": f"^({'|'.join(catalog.PROVIDERS)})/[^\\x00]+$",
+            "pattern": f"^({'|'.join(options.PROVIDERS)})/[^\\x00]+$",
             "description": "<provider>/<model>",
         },
     )
     system_prompt = fields.String(load_default="", validate=validate.Length(max=200_000))
     tools = fields.List(
-        fields.String(validate=validate.OneOf(catalog.BUILTIN_TOOLS)),
-        load_default=lambda: list(catalog.BUILTIN_TOOLS),
-        validate=validate.Length(max=len(catalog.BUILTIN_TOOLS)),
+        fields.String(validate=validate.OneOf(options.BUILTIN_TOOLS)),
+        load_default=lambda: list(options.BUILTIN_TOOLS),
+        validate=validate.Length(max=len(options.BUILTIN_TOOLS)),
         metadata={"uniqueItems": True},
     )
     settings = fields.Dict(
@@ -39,8 +39,8 @@ class AgentSchema(Schema):
         metadata={"additionalProperties": {"$ref": f"#/components/schemas/{contract.JSON_VALUE}"}},
     )
     context_window = JsonInteger(
-        load_default=catalog.DEFAULT_CONTEXT_WINDOW,
-        validate=validate.Range(min=1024, max=catalog.MAX_CONTEXT_WINDOW),
+        load_default=options.DEFAULT_CONTEXT_WINDOW,
+        validate=validate.Range(min=1024, max=options.MAX_CONTEXT_WINDOW),
     )
     created_at = fields.DateTime(dump_only=True)
     updated_at = fields.DateTime(dump_only=True)
@@ -48,8 +48,8 @@ class AgentSchema(Schema):
     @validates("model")
     def _model(self, value: str, **_kw) -> None:
         provider, _, name = value.partition("/")
-        if provider not in catalog.PROVIDERS or not name:
-            raise ValidationError(f"model must be <provider>/<model> with a provider in {catalog.PROVIDERS}")
+        if provider not in options.PROVIDERS or not name:
+            raise ValidationError(f"model must be <provider>/<model> with a provider in {options.PROVIDERS}")
 
     @validates("settings")
     def _settings(self, value: dict, **_kw) -> None:

@@ -6,7 +6,6 @@ import re
 import uuid
 from typing import Any
 
-from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields
 
@@ -16,7 +15,6 @@ from blueprints.context_schemas import simulated_at_field
 from hango import tenancy
 from hango.agent.ledger.causes import CAUSES
 from hango.api import Blueprint
-from hango.inspector import service
 from hango.store.pages import Page
 
 blp = Blueprint("calls", __name__, url_prefix="/v1/sessions/<uuid:session_id>", description="The call ledger")
@@ -96,7 +94,7 @@ class CallList(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     def get(self, args: dict, session_id: uuid.UUID) -> Page:
         """The session's model calls, newest first: purpose, usage, estimate and cache verdict."""
-        return service.calls(tenancy.deps(), tenancy.store(), g.session, args["cursor"], args["limit"])
+        return tenancy.inspector().calls(args["cursor"], args["limit"])
 
 
 @blp.route("/cost")
@@ -105,7 +103,7 @@ class SessionCost(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not one of the caller's.")
     def get(self, session_id: uuid.UUID) -> dict[str, Any]:
         """What the session's model calls cost so far, from their reported usage, in total and per model."""
-        return service.cost(tenancy.deps(), tenancy.store(), g.session)
+        return tenancy.inspector().cost()
 
 
 @blp.route("/calls/<uuid:call_id>")
@@ -118,7 +116,7 @@ class CallItem(MethodView):
         Each part carries its cost on this call and its cost in total so far: summed over every
         call of the session it rode in, as each call was recorded (one row read per part).
         """
-        return service.call_detail(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), call_id)
+        return tenancy.inspector().call_detail(call_id)
 
 
 @blp.route("/context/diff")
@@ -130,4 +128,4 @@ class ContextDiff(MethodView):
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """What changed between two calls (or the last call and the next), and the first difference's cause."""
         found = {"earlier": args["from_"], "later": args["to"]}
-        return service.diff(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), **found)
+        return tenancy.inspector().diff(**found)

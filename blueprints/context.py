@@ -5,15 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response, part_id
 from blueprints.context_schemas import ANSWERS
-from hango import collector, tenancy
+from hango import gc_pause, tenancy
 from hango.api import Blueprint
-from hango.inspector import service
 from hango.providers import WIRE_FORMATS
 
 blp = Blueprint(
@@ -41,7 +39,7 @@ class InspectArgsSchema(Schema):
 @blp.route("")
 class Context(MethodView):
     # an inspect's objects are acyclic and live until its answer is written: no collector pass over them
-    @collector.paused_during
+    @gc_pause.paused_during
     @blp.arguments(InspectArgsSchema, location="query")
     @blp.response(200, description="the inspect response, one part (`full`), or a request body (`format`)")
     @blp.doc(responses={"200": {"content": {"application/json": {"schema": {"anyOf": ANSWERS}}}}})
@@ -49,4 +47,4 @@ class Context(MethodView):
     @error_response(blp, 422, "`malformed_part`: `full` is not a part id.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """The session's next model request, part by part with token estimates; nothing is written."""
-        return service.inspect(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), **args)
+        return tenancy.inspector().inspect(**args)

@@ -8,7 +8,7 @@ whole turn is queued as a run of kind ``try`` (202, like a message's run): the a
 loop with its tools on a scratch copy of the session (``hango/agent/scratch.py``).
 Its ``context.try`` audit row is committed with the call's record, or alone when
 the call fails or the request stops waiting (``hango/inspector/try_audit.py``);
-the collector is paused through the request, as for an inspect (``hango/collector.py``).
+the collector is paused through the request, as for an inspect (``hango/gc_pause.py``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from opentelemetry import trace
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
 from blueprints.context_schemas import CostSchema
 from blueprints.run_schemas import LOCATION, TOO_MANY_RUNS, RunSchema, location_of
-from hango import collector, tenancy
+from hango import gc_pause, tenancy
 from hango.admission import NewRun, enqueue_try
 from hango.api import Blueprint
 from hango.contract import NON_BLANK_TEXT
 from hango.inspector import service
-from hango.store.runs import SCRATCH
+from hango.store.runs import SCRATCH_TURN_KIND
 from hango.telemetry import names
 from hango.try_pool import try_pool
 
@@ -94,7 +94,7 @@ ERRORS = (
 
 @blp.route("/try")
 class ContextTry(MethodView):
-    @collector.paused_during
+    @gc_pause.paused_during
     @blp.arguments(TryBodySchema, required=False)
     @blp.response(200, TryResultSchema)
     @blp.alt_response(
@@ -109,12 +109,10 @@ class ContextTry(MethodView):
         """Send one model call (or, with `mode` `turn`, queue a whole turn) with the current overrides plus
         the body's; nothing of the session is stored."""
         trace.get_current_span().update_name(names.SPAN_CONTEXT_TRY)
-        deps, store, caller = tenancy.deps(), tenancy.store(), tenancy.caller()
         if body.pop("mode") == "turn":
-            new = NewRun(session_id, body, caller, kind=SCRATCH)
-            return _queued(enqueue_try(tenancy.job_queue(), store, deps, g.session, new))
-        around = {"principal": tenancy.principal(), "run_in_pool": try_pool.run}
-        return service.try_call(deps, store, g.session, caller, service.TryBody(**body), **around)
+            new = NewRun(session_id, body, tenancy.caller(), kind=SCRATCH_TURN_KIND)
+            return _queued(enqueue_try(tenancy.job_queue(), tenancy.store(), tenancy.deps(), g.session, new))
+        return tenancy.inspector().try_call(service.TryBody(**body), run_in_pool=try_pool.run)
 
 
 def _queued(run: Any) -> Response:

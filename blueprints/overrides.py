@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from flask import g, request
+from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
@@ -18,7 +18,6 @@ from blueprints.override_schemas import ERRORS, OverrideSetSchema, from_body
 from hango import tenancy
 from hango.agent.overrides import Override
 from hango.api import Blueprint
-from hango.inspector import service
 from hango.store.context_overrides import Target
 
 blp = Blueprint("overrides", __name__, url_prefix="/v1", description="Context overrides")
@@ -51,14 +50,12 @@ class AgentOverrideSetResultSchema(OverrideSetResultSchema, AgentOverrideSetSche
 
 
 def respond(target: Target) -> tuple[dict, int, dict]:
-    body, etag = service.override_set(tenancy.store(), target)
+    body, etag = tenancy.inspector().override_set(target)
     return body, 200, {"ETag": etag}
 
 
 def put_set(target: Target, overrides: list[Override]) -> tuple[dict, int, dict]:
-    on = tenancy.deps(), tenancy.store(), g.get("session"), tenancy.caller()
-    put = {"overrides": overrides, "expected": request.if_match, "who": tenancy.principal()}
-    body, etag = service.put_overrides(*on, target, **put)
+    body, etag = tenancy.inspector().put_overrides(target, overrides, request.if_match)
     return body, 200, {"ETag": etag}
 
 

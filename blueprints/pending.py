@@ -85,7 +85,7 @@ class ContextPreview(MethodView):
     @error_response(blp, 422, ERRORS[-1][1])
     def post(self, body: dict[str, Any], session_id: uuid.UUID) -> dict[str, Any]:
         """The session's next request as if the proposed agent and session sets were saved; nothing is written."""
-        return service.preview(tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), _proposal(body))
+        return tenancy.inspector().preview(_proposal(body))
 
 
 def _half(half: dict[str, Any]) -> tuple[list[Override], ETags]:
@@ -108,5 +108,4 @@ class ContextSave(MethodView):
         if body["agent"] is not None:
             _require_agent_write()
         halves = {r: None if body[r] is None else _half(body[r]) for r in service.ROUTES}
-        on = tenancy.deps(), tenancy.store(), g.session, tenancy.caller()
-        return service.save(*on, halves, who=tenancy.principal())
+        return tenancy.inspector().save(halves)

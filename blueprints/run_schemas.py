@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import g
 from marshmallow import Schema, fields, validate
 
 from blueprints.call_schemas import CallDetailSchema, CallUsageSchema
 from blueprints.context_schemas import simulated_at_field
 from blueprints.message_schemas import MessageSchema
 from hango import tenancy
-from hango.inspector import service
-from hango.store.runs import SCRATCH
+from hango.store.runs import SCRATCH_TURN_KIND
 
 # The run's lifecycle in five words; ``status`` keeps the detail (completed, max_turns, timeout, ...).
 STATES = {
@@ -142,7 +140,7 @@ class RunResultSchema(CompactResultSchema):
 class RunSchema(Schema):
     id = fields.UUID()
     session_id = fields.UUID()
-    kind = fields.String(metadata={"enum": ["message", "compact", SCRATCH]})
+    kind = fields.String(metadata={"enum": ["message", "compact", SCRATCH_TURN_KIND]})
     status = fields.String(
         metadata={"enum": list(STATES), "description": "the detailed status; `state` is its lifecycle"}
     )
@@ -179,16 +177,12 @@ class RunWithMessagesSchema(RunSchema):
     )
 
 
-def _ledger() -> tuple[Any, ...]:
-    return tenancy.deps(), tenancy.store(), g.session, tenancy.caller()
-
-
 def with_messages(run: Any) -> dict[str, Any]:
     """The run, whether its user message is kept and, once it ended, the messages it stored (a try run's
     calls shown whole)."""
     stored = tenancy.store().messages.of_run(run.id) if run.kind == "message" else []
     kept = any(message.role == "user" for message in stored)
     shown = {**run._mapping, "messages": stored if run.status in ENDED else [], "message_kept": kept}
-    if run.kind == SCRATCH and run.result is not None:
-        shown["result"] = {**run.result, "calls": service.run_calls(*_ledger(), run)}
+    if run.kind == SCRATCH_TURN_KIND and run.result is not None:
+        shown["result"] = {**run.result, "calls": tenancy.inspector().run_calls(run)}
     return shown

@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from blueprints.common import error_response, found, page_of, paged
 from hango import tenancy
-from hango.agent import catalog
+from hango.agent import options
 from hango.api import Blueprint
 from hango.errors import Conflict
 from hango.paths import PathRefused, path_text
@@ -35,7 +35,7 @@ class SkillSummarySchema(Schema):
     )
     description = fields.String(load_default="", validate=validate.Length(max=MAX_DESCRIPTION_CHARS))
     allowed_tools = fields.List(
-        fields.String(validate=validate.OneOf(catalog.BUILTIN_TOOLS)),
+        fields.String(validate=validate.OneOf(options.BUILTIN_TOOLS)),
         load_default=list,
         metadata={
             "description": "tools the skill adds to the agent's list while it is in use",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
@@ -90,6 +89,4 @@ class Suggestions(MethodView):
     @error_response(blp, 404, "`not_found`: no such session, or not the caller's.")
     def get(self, args: dict, session_id: uuid.UUID) -> dict[str, Any]:
         """Ranked suggestions of parts to drop, with the tokens each saves and the cache it costs."""
-        return service.suggestions(
-            tenancy.deps(), tenancy.store(), g.session, tenancy.caller(), args["limit"]
-        )
+        return tenancy.inspector().suggestions(args["limit"])

@@ -16,7 +16,7 @@ from hango.agent.deps import Deps
 from hango.agent.state import Caller
 from hango.config import Config
 from hango.errors import Conflict, QuotaExhausted, RateLimited, Unprocessable
-from hango.inspector import service
+from hango.inspector import trying
 from hango.jobs import cancel_job, defer_run
 from hango.store import TenantStore
 from hango.store.job_slots import hold_job
@@ -87,7 +87,7 @@ def enqueue_try(queue: procrastinate.App, store: TenantStore, deps: Deps, sessio
     then the same 429 and 402 as a run; never 409: it changes nothing of the session, so it
     may run while the session's runs do.
     """
-    service.screen_turn(deps, store, session, new.caller, service.TryBody(**new.content))
+    trying.screen_turn(deps, store, session, new.caller, trying.TryBody(**new.content))
     lock_tenant_runs(store.conn, store.tenant_id)
     _check_caps(store, deps.config, new.caller.user_id)
     _check_quota(store)

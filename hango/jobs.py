@@ -19,7 +19,7 @@ from opentelemetry import propagate
 from procrastinate.contrib.sqlalchemy import SQLAlchemyPsycopg2Connector
 from sqlalchemy.engine import Connection, Engine
 
-from hango.store.runs import SCRATCH
+from hango.store.runs import SCRATCH_TURN_KIND
 
 RUN_TASK = "hango.run"
 REAP_TASK = "hango.reap"
@@ -52,7 +52,7 @@ def defer_run(
 
     A try run's job has no lock: it runs beside the session's runs.
     """
-    lock = None if run.kind == SCRATCH else session_lock(run.session_id)
+    lock = None if run.kind == SCRATCH_TURN_KIND else session_lock(run.session_id)
     deferrer = queue.configure_task(RUN_TASK, connection=conn, lock=lock, queue=queue_name)
     return deferrer.defer(
         tenant_id=str(run.tenant_id),

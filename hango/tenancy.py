@@ -15,6 +15,7 @@ from hango.agent.state import Caller
 from hango.auth import Principal, authenticate, key_from_header, prefix_of
 from hango.db import db
 from hango.errors import Unauthorized
+from hango.inspector.service import Inspector
 from hango.ratelimit import count_failure, count_request
 from hango.store import TenantStore
 
@@ -96,6 +97,13 @@ def deps() -> Deps:
     if "deps" not in g:
         g.deps = Deps(db.engine, current_app.config["HANGO"])
     return g.deps
+
+
+def inspector() -> Inspector:
+    """This request's context inspector, bound once: its deps, tenant store, caller, principal and session."""
+    if "inspector" not in g:
+        g.inspector = Inspector(deps(), store(), caller(), principal(), g.get("session"))
+    return g.inspector
 
 
 def job_queue() -> procrastinate.App:

@@ -19,7 +19,7 @@ from hango.agent.ledger.record import Lineage, SentCall, sent_call
 from hango.agent.ledger.simulated_cache import simulated_usage
 from hango.agent.ledger.verdict import Verdict, judge, provider_units, rules_for
 from hango.agent.parts import SUMMARY, is_scratch
-from hango.agent.state import SCRATCH_PURPOSE, RunState
+from hango.agent.state import TRY_PURPOSE, RunState
 from hango.call_log import failed_call
 from hango.errors import QuotaExhausted
 from hango.messages import Request, Response
@@ -224,7 +224,7 @@ class Gateway:
 
     def _facts(self) -> Facts:
         """What was recorded since the lineage's previous call (one query, on a connection of its own)."""
-        state, trying = self.state, self.state.mode.billed_purpose == SCRATCH_PURPOSE
+        state, trying = self.state, self.state.mode.billed_purpose == TRY_PURPOSE
         if self.lineage.base_id is None or state.session_id is None:
             return Facts(tried=trying)
         with self.deps.engine.connect() as conn:

@@ -35,7 +35,7 @@ from hango.messages import Block, Message, ToolDef
 PartID = str
 
 SUMMARY = "summary"
-SCRATCH = "scratch"
+SCRATCH_PART_KIND = "scratch"
 # The summarizer's one message: a transcript of the messages it folds (a ledger part, never overridden).
 TRANSCRIPT = "transcript"
 PREVIEW_CHARS = 200
@@ -54,7 +54,7 @@ SERVER_SEPARATOR = "__"
 _MEMORY_PATH = re.compile(r"^/memories/[^\x00-\x1f]{1,490}$")
 _GRAPHEMES = regex.compile(r"\X")
 MAX_PART_CHARS = len("system:memory:/memories/") + 490
-_KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3, SCRATCH: 4}
+_KIND_ORDER = {"system": 0, "tool": 1, "summary": 2, "message": 3, SCRATCH_PART_KIND: 4}
 # The order system blocks are sent in (memory files by path within "memory").
 _SYSTEM_ORDER = {
     name: i for i, name in enumerate(("agent", "filesystem", "subagent", "skills", "memory", "todo"))
@@ -167,7 +167,7 @@ def message_part(seq: int) -> PartID:
 
 
 def scratch_part(try_id: str, seq: int) -> PartID:
-    return f"{SCRATCH}:{try_id}:{seq}"
+    return f"{SCRATCH_PART_KIND}:{try_id}:{seq}"
 
 
 def new_try_id() -> str:
@@ -177,7 +177,7 @@ def new_try_id() -> str:
 
 def is_scratch(part: PartID) -> bool:
     """Whether ``part`` is a message only a try sent."""
-    return part.startswith(f"{SCRATCH}:")
+    return part.startswith(f"{SCRATCH_PART_KIND}:")
 
 
 def kind_of(part: PartID) -> str:
@@ -251,7 +251,7 @@ def part_key(part: PartID) -> tuple[int, int, str]:
     kind, _, rest = part.partition(":") if part != SUMMARY else (SUMMARY, "", "")
     if kind == "message":
         rank = message_seq(part) or 0
-    elif kind == SCRATCH:
+    elif kind == SCRATCH_PART_KIND:
         rank = seq_of(part)
     elif kind == "system":
         rank = _SYSTEM_ORDER.get(rest.partition(":")[0], len(_SYSTEM_ORDER))

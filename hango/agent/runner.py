@@ -44,7 +44,7 @@ from hango.messages import Message, message_to_dict
 from hango.store import TenantStore
 from hango.store.job_slots import hold_job, others_waiting
 from hango.store.locks import lock_run, lock_session, unlock_run, unlock_session
-from hango.store.runs import SCRATCH
+from hango.store.runs import SCRATCH_TURN_KIND
 from hango.telemetry import names
 
 
@@ -81,7 +81,7 @@ def execute_run(
         # locks only itself. The lock outlives the commit, so ``started_at`` is when the wait ended.
         lock, unlock, key = (
             (lock_run, unlock_run, run.id)
-            if run.kind == SCRATCH
+            if run.kind == SCRATCH_TURN_KIND
             else (lock_session, unlock_session, run.session_id)
         )
         lock(conn, key)
@@ -94,7 +94,7 @@ def execute_run(
             first = store.run_events.last_seq(run.id) + 1
             steps = StoredSteps(deps.engine, job.tenant_id, run.id, should_stop, first)
             steps.emit(run_events.RUN_STARTED, **({"resumed": True} if run.ran_seconds > 0 else {}))
-            if run.kind == SCRATCH:
+            if run.kind == SCRATCH_TURN_KIND:
                 scratch = _Scratch(deps, conn, store, run=run, session=None, caller=job.caller, steps=steps)
                 return scratch.with_plan(shape).execute()
             session = store.sessions.get(run.session_id)

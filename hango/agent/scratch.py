@@ -45,7 +45,7 @@ from hango.agent.turns import tool_uses
 from hango.errors import NotFound
 from hango.messages import Message, Response, ToolResultBlock, message_to_dict
 from hango.store.locks import lock_session, unlock_session
-from hango.store.snapshot import read_only_snapshot
+from hango.store.read_only import read_only_snapshot
 
 log = logging.getLogger(__name__)
 

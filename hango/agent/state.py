@@ -13,7 +13,7 @@ from hango.agent.run_steps import NoSteps, Steps
 from hango.errors import GatewayTimeout
 from hango.messages import Message, ToolDef, ToolUseBlock
 
-SCRATCH_PURPOSE = "context_try"
+TRY_PURPOSE = "context_try"
 MODES = ("run", "inspect", "try", "compact", "scratch")
 
 
@@ -51,7 +51,7 @@ class Mode:
     def billed_purpose(self) -> str:
         """The purpose a call's usage and ledger rows carry: a scratch turn's calls, its subagents'
         and its summarizer's alike, are ``context_try``."""
-        return SCRATCH_PURPOSE if self.try_id else self.purpose
+        return TRY_PURPOSE if self.try_id else self.purpose
 
     def calling(self, purpose: str) -> Mode:
         """The same mode, for calls of ``purpose`` (a subagent's, the summarizer's)."""
@@ -60,13 +60,13 @@ class Mode:
 
 RUN = Mode("run")
 INSPECT = Mode("inspect")
-TRY = Mode("try", SCRATCH_PURPOSE)
+ONE_CALL_TRY = Mode("try", TRY_PURPOSE)
 COMPACT = Mode("compact")
 
 
 def scratch_turn(try_id: str) -> Mode:
     """A try run's whole turn: its messages are ``scratch:<try_id>:<seq>`` parts."""
-    return Mode("scratch", SCRATCH_PURPOSE, try_id)
+    return Mode("scratch", TRY_PURPOSE, try_id)
 
 
 class Compactor(Protocol):

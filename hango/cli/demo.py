@@ -24,8 +24,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.deps import Deps
+from hango.agent.options import BUILTIN_TOOLS
 from hango.agent.runner import run_inline
 from hango.agent.state import Caller
 from hango.cli.admin import create_principal

@@ -6,7 +6,7 @@ from typing import Any
 
 from hango.agent.ledger.causes import Facts, first_difference
 from hango.agent.ledger.record import SentCall
-from hango.inspector.call_words import cause_words
+from hango.inspector.verdict_words import cause_words
 
 
 def diff(earlier: SentCall, later: SentCall, facts: Facts) -> dict[str, Any]:

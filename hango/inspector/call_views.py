@@ -25,7 +25,7 @@ from hango.agent.ledger.record import (
 )
 from hango.agent.ledger.verdict import Outlook, prompt_stretches
 from hango.agent.parts import (
-    SCRATCH,
+    SCRATCH_PART_KIND,
     TRANSCRIPT,
     SourcedBlock,
     SourcedMessage,
@@ -52,7 +52,7 @@ def ledger_kind(part: str) -> str:
     """A part's kind; the summarizer's transcript and a try's scratch messages are kinds of their own."""
     if part == TRANSCRIPT:
         return "transcript"
-    return SCRATCH if is_scratch(part) else kind_of(part)
+    return SCRATCH_PART_KIND if is_scratch(part) else kind_of(part)
 
 
 def ledger_label(part: str) -> str:

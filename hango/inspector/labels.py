@@ -8,7 +8,7 @@ from typing import Any
 
 from hango.agent.parts import (
     PREVIEW_CHARS,
-    SCRATCH,
+    SCRATCH_PART_KIND,
     SUMMARY,
     PartID,
     is_server_part,
@@ -32,7 +32,7 @@ def label_of(part: PartID) -> str:
     kind, _, rest = part.partition(":")
     if kind == "system":
         return rest.replace("memory:", "memory ", 1)
-    if kind == SCRATCH:
+    if kind == SCRATCH_PART_KIND:
         return f"try #{seq_of(part)}"
     return f"#{rest}" if kind == "message" else rest
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from hango.agent.catalog import TOOL_PATHS
 from hango.agent.compaction import plan_compaction, summary_max_tokens
 from hango.agent.estimator import estimate_content
+from hango.agent.options import TOOL_PATHS
 from hango.agent.overrides import EXCLUDE, Override
 from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, server_part, tool_name
 from hango.agent.tools.base import PathUse

@@ -20,7 +20,7 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
 from hango.agent.parts import PartID, SourcedMessage, in_part_order, message_part, new_try_id, target_of
-from hango.agent.state import TRY, Caller, RunState, StoredMessage
+from hango.agent.state import ONE_CALL_TRY, Caller, RunState, StoredMessage
 from hango.inspector.inspection import parts_of
 from hango.inspector.override_rules import close_set, companions, screen, validate_set
 from hango.messages import Message, Response, TextBlock, holds_text, message_to_dict
@@ -73,14 +73,14 @@ class PreparedTry:
 
 
 def prepare_try(deps: Deps, store: TenantStore, session: Any, caller: Caller, body: TryBody) -> PreparedTry:
-    """The session's next call as a try (mode ``TRY``: a real call, billed as ``context_try``, no run, never
+    """The session's next call as a try (mode ``ONE_CALL_TRY``: a real call, billed as ``context_try``, no run, never
     compacting), with the body's overrides screened and closed.
 
     After the body's checks (422), the call's quota check and its lineage are read here too, in
     ``store``'s transaction: the call then reads nothing before it is sent. The new turn, if any, is a scratch
     part (``scratch:<try>:<seq>``): the session's seq counter is not touched.
     """
-    prepared = prepare_session(deps, store, session, caller, TRY)
+    prepared = prepare_session(deps, store, session, caller, ONE_CALL_TRY)
     state = prepared.state
     tried = plan(prepared.chain, state, body, new_try_id())
     gateway = checked_gateway(deps, store, state, deps.config.context_try_timeout)
@@ -93,7 +93,7 @@ def screen_turn(deps: Deps, store: TenantStore, session: Any, caller: Caller, bo
 
     The worker plans it again on its snapshot (``shape_turn``): the history may grow meanwhile.
     """
-    prepared = prepare_session(deps, store, session, caller, TRY)
+    prepared = prepare_session(deps, store, session, caller, ONE_CALL_TRY)
     return plan(prepared.chain, prepared.state, body)
 
 

@@ -7,7 +7,7 @@ rollback rule of every run that ends without an answer (``unanswered_messages``)
 messages it stored go, so the session is as it was and its user message is never merged
 into the next run's. A run's lock is its
 session's, except for a try run (a scratch turn), which holds a lock of its own and
-never stands in a real run's way (``SCRATCH``).
+never stands in a real run's way (``SCRATCH_TURN_KIND``).
 """
 
 from __future__ import annotations
@@ -29,12 +29,16 @@ from hango.store.pages import Page, page
 INTERRUPTED = {"code": Interrupted.code, "message": Interrupted.default_message}
 _REAPED = ("status", "error", "finished_at")
 IN_FLIGHT = ("queued", "running")
-SCRATCH = "try"  # the kind of a scratch turn: it keeps nothing of the session, and no real run waits for it
+SCRATCH_TURN_KIND = (
+    "try"  # the kind of a scratch turn: it keeps nothing of the session, and no real run waits for it
+)
 
 
 def is_dead() -> sa.ColumnElement[bool]:
     """A ``running`` row's lock is held by nobody: its session's, or a try run's own."""
-    return sa.case((runs.c.kind == SCRATCH, ~run_locked(runs.c.id)), else_=~session_locked(runs.c.session_id))
+    return sa.case(
+        (runs.c.kind == SCRATCH_TURN_KIND, ~run_locked(runs.c.id)), else_=~session_locked(runs.c.session_id)
+    )
 
 
 def unanswered_messages(run_ids: Sequence[uuid.UUID] | sa.Select) -> sa.Delete:
@@ -159,7 +163,7 @@ class Runs(Scoped):
 
         A try run does not count: it changes nothing of the session, so nothing waits for it.
         """
-        return self._in_flight(runs.c.session_id == session_id, runs.c.kind != SCRATCH)
+        return self._in_flight(runs.c.session_id == session_id, runs.c.kind != SCRATCH_TURN_KIND)
 
     def in_flight(self, user_id: uuid.UUID) -> tuple[int, int]:
         """Runs queued or running of the member and of the whole tenant (dead runs reaped first)."""
@@ -200,7 +204,7 @@ class Runs(Scoped):
                 runs.c.session_id == session_id,
                 runs.c.status == "running",
                 runs.c.id != but,
-                runs.c.kind != SCRATCH,
+                runs.c.kind != SCRATCH_TURN_KIND,
             )
         )
         reaping = _interrupted(others, "failed")

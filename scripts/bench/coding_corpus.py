@@ -18,8 +18,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.deps import Deps
+from hango.agent.options import BUILTIN_TOOLS
 from hango.agent.runner import run_inline
 from hango.agent.state import Caller
 from hango.store import TenantStore

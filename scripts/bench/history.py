@@ -24,9 +24,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.estimator import ESTIMATOR_VERSION, estimate_message
 from hango.agent.ledger.record import Lineage, SentCall, SentPart, fields_hash, stored_hash
+from hango.agent.options import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW
 from hango.agent.validate import validate_history
 from hango.messages import message_from_dict
 from hango.providers.prices import Tokens, costs_by_part, prices_of

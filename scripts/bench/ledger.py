@@ -36,7 +36,7 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
-from hango.agent.catalog import MAX_CONTEXT_WINDOW
+from hango.agent.options import MAX_CONTEXT_WINDOW
 from hango.db import make_engine
 from hango.store import TenantStore
 from hango.store.part_costs import fold_waiting

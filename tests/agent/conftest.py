@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.catalog import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW, DEFAULT_MODEL
 from hango.agent.deps import Deps
+from hango.agent.options import BUILTIN_TOOLS, DEFAULT_CONTEXT_WINDOW, DEFAULT_MODEL
 from hango.agent.stack import build_chain
 from hango.agent.state import AgentConfig, Caller, RunState
 from hango.agent.tools.base import ToolContext

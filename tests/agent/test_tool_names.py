@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hango.agent.assembly import capture
-from hango.agent.catalog import BUILTIN_TOOLS
+from hango.agent.options import BUILTIN_TOOLS
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import tool_part
 from hango.agent.stack import build_chain

@@ -168,13 +168,13 @@ def sources() -> dict[str, str]:
 
 
 # What the inspector may import of the runtime: the one assembly path, the value types it hands out,
-# the estimator, validation, compaction, the cache breakpoints, the ledger's records and the catalog
+# the estimator, validation, compaction, the cache breakpoints, the ledger's records and the options
 # (what each built-in tool does with files).
 SEAM = frozenset(
     {
         "hango.agent.assembly",
         "hango.agent.cache_breakpoints",
-        "hango.agent.catalog",
+        "hango.agent.options",
         "hango.agent.chain",
         "hango.agent.compaction",
         "hango.agent.deps",
@@ -541,3 +541,33 @@ def health():
     return ok
 '''
     assert view_lengths(source) == {"post:5": 12, "health:27": 1}  # 9 lines + a return formatted on 3
+
+
+def test_the_front_door_holds_only_the_door(sources: dict[str, str]) -> None:
+    """The door defines the request's ``Inspector`` (and the one proposal parser); the work, the ledger
+    views, the commits and the telemetry live in the modules named for them."""
+    tree = ast.parse(sources[FRONT_DOOR])
+    defined = sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    imported = import_graph(sources)[FRONT_DOOR]
+
+    assert defined == ["Inspector", "proposal"]
+    assert not imported & {"hango.telemetry", "hango.providers.prices", "hango.agent.assembly"}
+    assert "commit" not in sources[FRONT_DOOR]
+
+
+def test_views_reach_the_inspector_as_the_requests_one_inspector(sources: dict[str, str]) -> None:
+    """No blueprint calls a door function with ``(deps, store, session, caller)``: it calls a method of
+    ``tenancy.inspector()``, bound once per request; of the door it names only values and ``proposal``."""
+    called = sorted(
+        (module, node.func.attr)
+        for module, source in sources.items()
+        if module.startswith("blueprints.")
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "service"
+        and node.func.attr not in ("TryBody", "proposal")
+    )
+
+    assert called == []

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
-from hango.agent.catalog import BUILTIN_TOOLS
+from hango.agent.options import BUILTIN_TOOLS
 from hango.messages import Block, Message, Request, ToolDef, message_from_dict
 from hango.store import TenantStore
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from hango.agent.catalog import BUILTIN_TOOLS
 from hango.agent.estimator import estimate_request
+from hango.agent.options import BUILTIN_TOOLS
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers.anthropic import request_payload
 from hango.telemetry import names

@@ -15,7 +15,7 @@ import pytest
 from hango.agent.ledger.record import Previous, SentCall, SentPart
 from hango.agent.ledger.verdict import READ_TOLERANCE, Outlook, change_cache_loss
 from hango.agent.scratch import TurnRecord
-from hango.inspector.call_words import verdict_words
+from hango.inspector.verdict_words import verdict_words
 from hango.providers.prices import Prices
 from tests.inspector.conftest import Lab, assistant, excluding, user
 from tests.inspector.test_suggestions import answered

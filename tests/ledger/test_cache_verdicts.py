@@ -22,7 +22,7 @@ def calling(cache_read: int) -> Response:
 
 
 def verdicts(lab, session: str) -> list[dict]:
-    """Each call's verdict figures, oldest first (without the words, pinned in ``test_call_words``)."""
+    """Each call's verdict figures, oldest first (without the words, pinned in ``test_verdict_words``)."""
     return [
         {k: v for k, v in c["cache"].items() if k not in ("badge", "words")}
         for c in oldest_first(lab, session)

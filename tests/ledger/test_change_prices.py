@@ -15,7 +15,7 @@ from hango.agent.ledger.record import Previous, SentCall
 from hango.agent.ledger.simulated_cache import simulated_usage
 from hango.agent.ledger.verdict import Outlook, change_cache_loss, expected_read, rules_for
 from hango.inspector.cache_outlook import NextCache
-from hango.inspector.measure import compaction_cache_loss
+from hango.inspector.suggestion_savings import compaction_cache_loss
 from hango.messages import Usage
 from tests.inspector.conftest import OFFLINE, Lab, excluding, user
 from tests.ledger.test_verdicts_and_causes import SYSTEM, TOOLS, part

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 from werkzeug.test import TestResponse
 
-from hango.agent.catalog import BUILTIN_TOOLS, MAX_CONTEXT_WINDOW
+from hango.agent.options import BUILTIN_TOOLS, MAX_CONTEXT_WINDOW
 from hango.store import TenantStore
 from tests.support.clients import As, Tenant
 from tests.support.sql import MAX_INSPECT_STATEMENTS, count_rows, count_statements

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hango.agent.catalog import BUILTIN_TOOLS
+from hango.agent.options import BUILTIN_TOOLS
 from tests.fakes.provider_server import TEST_API_KEY, FakeProviderServer
 from tests.runtime.chat import Chat
 from tests.support.clients import Tenant

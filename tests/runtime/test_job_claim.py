@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from hango.agent.deps import Deps
 from hango.jobs import defer_run, web_queue
 from hango.store.job_slots import others_waiting
-from hango.store.runs import SCRATCH
+from hango.store.runs import SCRATCH_TURN_KIND
 from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, worker_queue
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.conftest import OpenChat
@@ -180,7 +180,7 @@ def test_a_try_job_without_a_lock_runs_beside_its_sessions_run(queue: Queue) -> 
     tenant, member, session = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     running = queue.defer(Run(tenant, member, session))
     waiting = queue.defer(Run(tenant, member, session))
-    tried = queue.defer(Run(tenant, member, session, kind=SCRATCH))
+    tried = queue.defer(Run(tenant, member, session, kind=SCRATCH_TURN_KIND))
 
     assert [queue.claim(), queue.claim(), queue.claim()] == [running, tried, None]
     queue.finish(running)

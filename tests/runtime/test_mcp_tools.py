@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hango.agent.catalog import BUILTIN_TOOLS
+from hango.agent.options import BUILTIN_TOOLS
 from hango.agent.parts import kind_of, tool_name, tool_part
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.chat import Chat

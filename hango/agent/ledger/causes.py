@@ -35,9 +35,9 @@ from hango.agent.parts import (
     system_part,
     tool_server,
 )
-from hango.agent.state import SCRATCH_PURPOSE  # a try's calls, one-call and whole-turn alike
+from hango.agent.state import TRY_PURPOSE  # a try's calls, one-call and whole-turn alike
 
-# Every cause, with the words the panel and the CLI show (``hango.inspector.call_words``).
+# Every cause, with the words the panel and the CLI show (``hango.inspector.verdict_words``).
 CAUSES: dict[str, str] = {
     "override_saved": "an override was saved",
     "replaced_part": "a part's text was replaced",
@@ -121,7 +121,7 @@ def facts_of(rows: Iterable[Any], later_try: bool = False, first: str | None = N
     changes, tried, oldest = [], later_try, None
     for row in rows:
         if row.what == "call":
-            tried |= row.detail["purpose"] == SCRATCH_PURPOSE
+            tried |= row.detail["purpose"] == TRY_PURPOSE
             if first is not None and oldest is None:
                 oldest = row.detail["id"]
         else:

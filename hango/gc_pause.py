@@ -18,6 +18,12 @@ state and keeps it until its answer, through its provider call. A gunicorn sync
 worker serves one request at a time, so the pause holds only that request's
 objects, and a call's wait allocates little; it ends with the request, by the
 try's deadline at the latest.
+
+Spacing the collector's passes once per process instead (``gc.set_threshold`` at start,
+beside ``wsgi.py``'s ``gc.freeze()``) leaves the young and middle passes over every object
+an inspect builds: 10,000 messages then cost 5-15 % more CPU than with the pause (312 ms against
+272-297 ms, the least of six on a loaded machine), past
+inspect's benchmark (0.7 of the floor), whatever the thresholds (700 to 50,000 young).
 """
 
 from __future__ import annotations

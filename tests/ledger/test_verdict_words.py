@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hango.agent.ledger.causes import CAUSES
-from hango.inspector.call_words import cause_words, verdict_words
+from hango.inspector.verdict_words import cause_words, verdict_words
 
 
 def cache(reason=None, expected=0, reported=0, part=None, cause=None) -> dict:

@@ -42,7 +42,7 @@ def verdict_words(cache: dict[str, Any]) -> dict[str, str]:
     return {"badge": badge, "words": words if badge == "first" else f"missed: {words}"}
 
 
-def next_call_words(cache: dict[str, Any]) -> dict[str, str]:
+def next_verdict_words(cache: dict[str, Any]) -> dict[str, str]:
     """The next call's predicted verdict (inspect's ``cache`` figures) as a badge and a sentence, as
     ``verdict_words`` says a past call's: what it is expected to read, not what it read. The sentence
     follows the badge (``miss: an override was saved at system:todo``), so it does not repeat it."""

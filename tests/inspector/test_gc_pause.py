@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hango import collector
+from hango import gc_pause
 from tests.inspector.conftest import OFFLINE, Lab, assistant, user
 
 
@@ -25,14 +25,14 @@ def collecting() -> Iterator[None]:
 
 
 def test_the_collector_is_paused_inside_and_runs_again_after(collecting: None) -> None:
-    with collector.paused():
+    with gc_pause.paused():
         assert not gc.isenabled()
     assert gc.isenabled()
 
 
 def test_nested_pauses_keep_it_paused_until_the_last_one_ends(collecting: None) -> None:
-    with collector.paused():
-        with collector.paused():
+    with gc_pause.paused():
+        with gc_pause.paused():
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
@@ -42,12 +42,12 @@ def test_a_pause_in_another_thread_ending_first_does_not_resume_it(collecting: N
     inside, release = threading.Event(), threading.Event()
 
     def other() -> None:
-        with collector.paused():
+        with gc_pause.paused():
             inside.set()
             release.wait(60)
 
     thread = threading.Thread(target=other)
-    with collector.paused():
+    with gc_pause.paused():
         thread.start()
         assert inside.wait(60)
         release.set()
@@ -58,7 +58,7 @@ def test_a_pause_in_another_thread_ending_first_does_not_resume_it(collecting: N
 
 def test_a_collector_disabled_before_stays_disabled(collecting: None) -> None:
     gc.disable()
-    with collector.paused():
+    with gc_pause.paused():
         pass
     assert not gc.isenabled()
 
