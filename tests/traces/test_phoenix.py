@@ -80,14 +80,19 @@ def scenario(who: Http, provider: FakeProviderServer) -> None:
 
 
 def exported(phoenix: str, project: str) -> list[dict[str, Any]]:
-    """The project's spans once Phoenix holds the scenario's five chat spans, its inspect and its compaction."""
+    """The project's spans once Phoenix holds the scenario's five chat spans, its inspect, and its compaction
+    under its job."""
     found: list[dict[str, Any]] = []
 
     def complete() -> bool:
         found[:] = project_spans(phoenix, project)
         chats = [s for s in found if s["name"] == names.SPAN_CHAT]
         named = {s["name"] for s in found}
-        return len(chats) >= 5 and {names.SPAN_CONTEXT_INSPECT, names.SPAN_SESSION_COMPACT} <= named
+        if not (len(chats) >= 5 and {names.SPAN_CONTEXT_INSPECT, names.SPAN_SESSION_COMPACT} <= named):
+            return False
+        # a parent ends (and is exported) after its children: wait for the compaction's job too
+        [compaction] = [s for s in found if s["name"] == names.SPAN_SESSION_COMPACT]
+        return any(a["name"] == JOB for a in ancestors(compaction, found))
 
     wait_until(complete, timeout=SPANS_TIMEOUT, interval=0.5)
     return found
