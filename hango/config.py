@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from hango.cache_rules import CacheRules
 from hango.mcp.catalog import CatalogServer, read_catalog
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -220,7 +221,7 @@ def _valid_rates(rates: Any) -> bool:
     )
 
 
-CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})
+CACHE_RULE_KEYS = frozenset(CacheRules.CONFIGURABLE)
 
 
 def _check_cache_rules(raw: str | None) -> None:

@@ -130,6 +130,12 @@ def text_of(message: Message) -> str:
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
+def is_sent(block: ContentBlock) -> bool:
+    """Whether the provider receives ``block``: every block but a blank text (the adapters leave it out)."""
+    # ``isspace`` tells a blank text without copying it, as ``strip`` would
+    return not isinstance(block, TextBlock) or (bool(block.text) and not block.text.isspace())
+
+
 def holds_text(message: Message) -> bool:
     """True when ``message`` has at least one text block (a tool-only message has none)."""
     return any(isinstance(b, TextBlock) for b in message.content)
