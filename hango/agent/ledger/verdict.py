@@ -64,6 +64,7 @@ from hango.agent.parts import PartID
 from hango.cache_rules import UNCACHED, CacheRules
 from hango.providers import SPECS
 from hango.providers.prices import Tokens
+from hango.rounding import scaled
 
 MISS_REASONS = ("prefix_changed", "expired", "below_minimum", "first_call", "beyond_lookback", "unexplained")
 # A reported read this much under the expected one is still a full hit, not ``unexplained``: the
@@ -220,7 +221,7 @@ class Outlook:
         by_scale = _THROUGH.get(call, lambda _: {})
         found = by_scale.get(self.scale)
         if found is None:
-            found = by_scale[self.scale] = tuple(round(t * self.scale) for t in _through(call))
+            found = by_scale[self.scale] = tuple(scaled(t, self.scale) for t in _through(call))
         return found
 
     def as_dict(self) -> dict:
@@ -336,7 +337,7 @@ def expected_read(previous: Previous | None, call: SentCall, ahead: Outlook) -> 
 def kept_read(previous: Previous | None, before: SentCall, sent: set[PartID], ahead: Outlook) -> int:
     """``before``'s expected read less its parts not in ``sent`` (left out or summarized: saved, not lost)."""
     held = read_through(previous, before, ahead)
-    return round(sum(p.tokens for p in before.parts[: held + 1] if p.part in sent) * ahead.scale)
+    return scaled(sum(p.tokens for p in before.parts[: held + 1] if p.part in sent), ahead.scale)
 
 
 def part_cache_losses(previous: Previous | None, call: SentCall, ahead: Outlook) -> list[int]:
