@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from hango.cache_rules import CacheRules
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -209,7 +211,7 @@ def _valid_rates(rates: Any) -> bool:
     )
 
 
-CACHE_RULE_KEYS = frozenset({"enabled", "ttl_seconds", "minimum_tokens", "minimums"})
+CACHE_RULE_KEYS = frozenset(CacheRules.CONFIGURABLE)
 
 
 def _check_cache_rules(raw: str | None) -> None:

@@ -6,7 +6,9 @@ Content blocks are stored in ``messages.content`` as the dicts that
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
@@ -71,6 +73,8 @@ class Request:
 
 @dataclass(frozen=True)
 class Usage:
+    """A call's tokens as the provider reported them: ``input_tokens`` excludes the cache reads and writes."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -78,7 +82,25 @@ class Usage:
 
     @property
     def total(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+        return self.prompt_tokens + self.output_tokens
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The prompt the provider counted: read from the cache, written to it, and neither."""
+        return prompt_tokens(self)
+
+
+# The token fields of a call's usage, everywhere they are named: ``Usage``, a call's usage dict, the
+# ``usage_records`` columns and the API's ``usage`` objects.
+TOKEN_FIELDS = tuple(f.name for f in fields(Usage))
+
+
+def prompt_tokens(usage: Any) -> Any:
+    """The prompt the provider counted (read from the cache, written to it, and neither) of a usage: a
+    ``Usage``, a stored row or a table's columns (then a SQL expression), or a usage mapping (a call's
+    usage dict, the API's ``usage`` object)."""
+    get = usage.__getitem__ if isinstance(usage, Mapping) else functools.partial(getattr, usage)
+    return get("input_tokens") + get("cache_read_tokens") + get("cache_write_tokens")
 
 
 @dataclass(frozen=True)
@@ -128,6 +150,12 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 def text_of(message: Message) -> str:
     """The concatenated text blocks of a message."""
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def is_sent(block: ContentBlock) -> bool:
+    """Whether the provider receives ``block``: every block but a blank text (the adapters leave it out)."""
+    # ``isspace`` tells a blank text without copying it, as ``strip`` would
+    return not isinstance(block, TextBlock) or (bool(block.text) and not block.text.isspace())
 
 
 def holds_text(message: Message) -> bool:

@@ -74,7 +74,7 @@ def cache_verdict(span: Span, verdict: Verdict) -> None:
 def finish(span: Span, state: RunState, response: Response) -> None:
     """Attributes of the answer, and the cache-read ratio metric."""
     usage = response.usage
-    all_input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    all_input = usage.prompt_tokens
     ratio = usage.cache_read_tokens / all_input if all_input else 0.0
     span.set_attributes(
         {

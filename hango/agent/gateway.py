@@ -22,14 +22,14 @@ from hango.agent.parts import SUMMARY, is_scratch
 from hango.agent.state import TRY_PURPOSE, RunState
 from hango.call_log import failed_call
 from hango.errors import QuotaExhausted
-from hango.messages import Request, Response
+from hango.messages import TOKEN_FIELDS, Request, Response, prompt_tokens
 from hango.providers import SPECS, Provider, split_model
 from hango.providers.errors import ProviderFailure, ProviderTimeout
 from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
-USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+USAGE_FIELDS = TOKEN_FIELDS  # a call's usage dict: the fields of ``Usage``
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ class Gateway:
         }
         costs = self._part_costs(usage, sent)
         call_id = self._store(lambda store: store.model_calls.record(usage, call, costs))
-        reported = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
+        reported = prompt_tokens(usage)
         self.lineage.advance(call_id, sent.call, sent.ended_at, self.lineage.depth_after(stored), reported)
         return call_id
 

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import regex
 
 from hango.messages import Block, Message, ToolDef
+from hango.seqs import message_seq, parse_seq
 
 PartID = str
 
@@ -192,7 +193,7 @@ def kind_of(part: PartID) -> str:
 
 def _valid(kind: str, rest: str) -> bool:
     if kind == "message":
-        return _seq(rest) is not None
+        return parse_seq(rest) is not None
     if kind == "tool":
         return bool(_TOOL.fullmatch(rest) or _SERVER_TOOL.fullmatch(rest) or _SERVER.fullmatch(rest))
     if kind != "system":
@@ -219,25 +220,12 @@ def _part_id_pattern() -> str:
 PART_ID_PATTERN = _part_id_pattern()
 
 
-def _seq(text: str) -> int | None:
-    """The one seq parser: the seq ``text`` spells (a canonical decimal below 2**31, above 0), or None."""
-    if not (text.isascii() and text.isdigit()) or text != str(int(text)) or not 0 < int(text) < 2**31:
-        return None
-    return int(text)
-
-
 def seq_of(part: PartID) -> int:
     """The sequence number of a ``message:<seq>`` part, or the place of a ``scratch:<try>:<seq>`` one."""
-    seq = _seq(part.rpartition(":")[2])
+    seq = parse_seq(part.rpartition(":")[2])
     if seq is None:
         raise MalformedPart(part)
     return seq
-
-
-def message_seq(part: PartID) -> int | None:
-    """The seq of a well-formed ``message:<seq>`` part; None for any other part."""
-    kind, _, rest = part.partition(":")
-    return _seq(rest) if kind == "message" else None
 
 
 def target_of(part: PartID) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from hango.cli.client import Client, UsageError
 from hango.cli.context_table import fit, visible, wrap
 from hango.cli.money import money, priced
+from hango.messages import prompt_tokens
 
 PURPOSES = {"context_try": "try"}
 SINCE = {"added": "+", "changed": "~", "same": " ", None: " "}
@@ -25,15 +26,10 @@ WORDS_FROM = 24  # the verdict in words once this many columns are left for it, 
 PAGE = 1000
 
 
-def reported_input(usage: dict[str, int]) -> int:
-    """The input tokens the provider counted: read from the cache, written to it, and neither."""
-    return usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
-
-
 def row_cells(call: dict[str, Any]) -> tuple[str, ...]:
     usage = call["usage"]
     estimated = call["estimated_input_tokens"]
-    sent = reported_input(usage)
+    sent = prompt_tokens(usage)
     return (
         call["id"][: WIDTHS[0]],
         call["started_at"][11:19],
@@ -87,7 +83,7 @@ def render_call(call: dict[str, Any], width: int) -> list[str]:
     lines += wrap(f"{call['model']} · {call['started_at'][:19].replace('T', ' ')} · cost {cost}", width)
     # One figure a phrase and at most three phrases a line: 80 columns hold them up to millions of tokens.
     estimate = "-" if estimated is None else f"{estimated:,}"
-    reported = f"{reported_input(usage):,} reported"
+    reported = f"{prompt_tokens(usage):,} reported"
     lines += wrap(f"input {estimate} estimated · {reported} · out {usage['output_tokens']:,}", width)
     lines += wrap(
         f"cache read {usage['cache_read_tokens']:,} · cache write {usage['cache_write_tokens']:,}"

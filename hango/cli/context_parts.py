@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from hango.cli.client import UsageError
+from hango.seqs import message_seq
 
 GROUPS = ("system", "tools", "messages")
 ROUTES = ("session", "agent")
 _RANGE = re.compile(r"^message:(\d+)\.\.(\d+)$")
-_MESSAGE = re.compile(r"message:(\d+)", re.ASCII)
 
 
 def by_id(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -82,20 +82,10 @@ def _range(spec: str, known: list[str]) -> list[str]:
     first, last = int(match[1]), int(match[2])
     if first > last:
         raise UsageError(f"{spec} is empty: the first seq must not be above the last")
-    inside = [p for p in known if first <= _seq(p) <= last]
+    inside = [p for p in known if first <= (message_seq(p) or -1) <= last]
     if not inside:
         raise UsageError(f"{spec} names no message of this session's next request")
     return inside
-
-
-def _seq(part: str) -> int:
-    """The seq of a ``message:<seq>`` part; -1 (in no range) for any other part.
-
-    Only to expand a range the user typed: a client command loads no server module
-    (``hango.agent.parts`` holds the server's grammar of part ids).
-    """
-    match = _MESSAGE.fullmatch(part)
-    return int(match[1]) if match else -1
 
 
 class StoredSet:

@@ -20,9 +20,9 @@ from hango.agent.deps import Deps
 from hango.agent.ledger.causes import NOTHING, Facts, facts_of
 from hango.agent.ledger.record import Lineage, Previous
 from hango.agent.ledger.verdict import NO_CACHE, Outlook, judge, outlook, rules_for
+from hango.cache_rules import CacheRules
 from hango.inspector.inspection import Assembly
 from hango.providers import split_model
-from hango.providers.base import CacheRules
 from hango.store import TenantStore
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hango.inspector.units import apportion
+from hango.rounding import apportion, scaled
 from hango.store.usage import CALIBRATION_CALLS
 
 CALLS = CALIBRATION_CALLS  # the recent calls the median is taken over
@@ -29,7 +29,7 @@ class Calibration:
 
     def apply(self, estimate: int) -> int:
         """``estimate`` as the provider would likely report it."""
-        return round(estimate * self.ratio)
+        return scaled(estimate, self.ratio)
 
     def report(self, totals: Mapping[str, Mapping[str, int]], counted: str = "estimate") -> dict[str, Any]:
         """Inspect's calibrated figures beside the estimated group totals (their ``after``).

@@ -3,27 +3,15 @@
 When the provider counted the request, inspect's total is the provider's count
 while the parts are estimates; the groups are then scaled to the counted total
 (``scaled_totals``) and labelled so, and no calibrated estimate is shown beside
-the real count. Shares are rounded by the largest remainder, so the shown
-groups always add up to the shown total.
+the real count. Shares are rounded by the largest remainder (``hango/rounding.py``), so the
+shown groups always add up to the shown total.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-
-def apportion(total: int, weights: Sequence[int]) -> list[int]:
-    """``total`` split in proportion to ``weights``, rounded by the largest remainder (the parts sum to it)."""
-    whole = sum(weights)
-    if whole <= 0:
-        return [total if i == 0 else 0 for i in range(len(weights))] if weights else []
-    exact = [total * w / whole for w in weights]
-    floors = [int(x) for x in exact]
-    short = total - sum(floors)
-    by_remainder = sorted(range(len(weights)), key=lambda i: (floors[i] - exact[i], i))
-    for i in by_remainder[:short]:
-        floors[i] += 1
-    return floors
+from hango.rounding import apportion
 
 
 def scaled_totals(

@@ -20,6 +20,7 @@ from hango.messages import (
     ToolUseBlock,
     Usage,
     block_to_dict,
+    is_sent,
 )
 from hango.providers.base import ProviderSettings, merge_same_role
 from hango.providers.errors import ProviderError, sdk_errors
@@ -105,9 +106,7 @@ def request_payload(request: Request) -> dict[str, Any]:
 
 
 def _wire_message(message: Message) -> dict[str, Any]:
-    blocks = [
-        block_to_dict(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
-    ]
+    blocks = [block_to_dict(b) for b in message.content if is_sent(b)]
     if blocks and message.cache_control:
         blocks[-1] = _cached(blocks[-1], True)
     return {"role": message.role, "content": blocks}

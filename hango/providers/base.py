@@ -6,37 +6,16 @@ The adapters import this module, never the package, so ``hango.providers``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Protocol
 
+from hango.cache_rules import UNCACHED, CacheRules
 from hango.messages import Message
 
 if TYPE_CHECKING:
     from hango.config import Config
     from hango.messages import Request, Response
-
-
-@dataclass(frozen=True)
-class CacheRules:
-    """How one provider caches prompts: whether, for how long, and from which prefix length."""
-
-    enabled: bool = True
-    ttl_seconds: float = 300.0
-    minimum_tokens: int = 1024
-    # (pattern searched in the bare model name, minimum); the first match wins.
-    minimums: tuple[tuple[str, int], ...] = ()
-
-    def minimum_for(self, model: str) -> int:
-        for pattern, tokens in self.minimums:
-            if re.search(pattern, model):
-                return tokens
-        return self.minimum_tokens
-
-    def of_model(self, model: str) -> CacheRules:
-        """These rules as they apply to ``model`` (a bare name) alone: its minimum for every model."""
-        return replace(self, minimum_tokens=self.minimum_for(model), minimums=())
 
 
 @dataclass(frozen=True)
@@ -61,7 +40,7 @@ class ProviderSpec:
     settings: tuple[str, ...] = ()
     sdk: str | None = None
     wire_format: bool = False
-    cache: CacheRules = CacheRules(enabled=False)
+    cache: CacheRules = UNCACHED
     prices: str | None = None
     simulates: str | None = None
 

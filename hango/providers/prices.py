@@ -30,13 +30,10 @@ from genai_prices.data_snapshot import get_snapshot
 from genai_prices.types import ModelPrice
 
 from hango.config import parse_prices
+from hango.messages import TOKEN_FIELDS
 from hango.providers import SPECS, UnknownProvider, split_model
 
 TABLE = f"genai-prices {version('genai-prices')}"
-
-
-# The usage fields of a call (its usage dict, its stored rows) in ``Tokens``' order.
-TOKEN_FIELDS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
 
 class Tokens(NamedTuple):
@@ -50,7 +47,7 @@ class Tokens(NamedTuple):
     @classmethod
     def of(cls, usage: Mapping[str, int]) -> Tokens:
         """The tokens of a usage record: a call's usage dict, or a stored row's ``_mapping``."""
-        return cls(*(usage[name] for name in TOKEN_FIELDS))
+        return cls(**{name.removesuffix("_tokens"): usage[name] for name in TOKEN_FIELDS})
 
 
 @dataclass(frozen=True)

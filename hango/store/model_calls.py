@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from hango.db.schema import model_calls, usage_records
+from hango.messages import prompt_tokens
 from hango.store.base import Scoped, new_id
 from hango.store.pages import Page, page
 from hango.store.part_costs import PartCost, waiting_costs, waiting_insert
@@ -27,9 +28,7 @@ LEDGER_COLUMNS = (
     model_calls.c.duration_ms,
 )
 # The prompt the provider counted for a call: what the next call's expected cache read is scaled by.
-REPORTED_PROMPT = (
-    usage_records.c.input_tokens + usage_records.c.cache_read_tokens + usage_records.c.cache_write_tokens
-).label("reported_prompt")
+REPORTED_PROMPT = prompt_tokens(usage_records.c).label("reported_prompt")
 # What a listed call shows, with the usage row's reported tokens and estimate.
 LISTED_COLUMNS = (
     model_calls.c.id,

@@ -9,12 +9,13 @@ import sqlalchemy as sa
 
 from hango.audit import CALL_ERROR, MCP_SERVER_CALL
 from hango.db.schema import audit_log, runs, tenants, usage_records
+from hango.messages import TOKEN_FIELDS, prompt_tokens
 from hango.store.base import Scoped, new_id
 from hango.store.recorded_changes import KEPT
 
 # The recent calls of an agent and model whose median of reported ÷ estimated input is its calibration.
 CALIBRATION_CALLS = 20
-TOKEN_COLUMNS: tuple[str, ...] = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+TOKEN_COLUMNS = TOKEN_FIELDS  # the ``usage_records`` columns are named after the fields of ``Usage``
 
 
 def month_start(now: dt.datetime) -> dt.datetime:
@@ -160,7 +161,7 @@ def _calibration(tenant_id: Any, agent_id: Any, provider: Any, model: Any, calls
     """The median of reported ÷ estimated input over the agent's last ``calls`` calls of the model
     (each argument a value or a bound parameter)."""
     c = usage_records.c
-    reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
+    reported = prompt_tokens(c)
     ratios = (
         sa.select((sa.cast(reported, sa.Float) / c.estimated_input_tokens).label("ratio"))
         .where(
@@ -189,7 +190,7 @@ def _recent_statement() -> sa.Select:
     provider = sa.bindparam("the_provider", type_=c.provider.type)
     model = sa.bindparam("the_model", type_=c.model.type)
     calls = sa.bindparam("the_calls", type_=sa.Integer)
-    reported = c.input_tokens + c.cache_read_tokens + c.cache_write_tokens
+    reported = prompt_tokens(c)
     r = runs.c
     last = (
         sa.select(

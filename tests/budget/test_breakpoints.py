@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hango.agent.cache_breakpoints import MAX_BREAKPOINTS, with_breakpoints
+from hango.agent.cache_breakpoints import PLACEMENT, with_breakpoints
 from hango.agent.draft import Draft
 from hango.agent.parts import SourcedBlock, SourcedMessage, memory_part, message_part, system_part
 from hango.messages import Block, Message, TextBlock, ToolUseBlock
@@ -83,7 +83,7 @@ def test_breakpoints_as_a_property(parts: list[str], messages: int, marked: bool
     stable = [i for i, part in enumerate(parts) if part != TODO]
 
     assert TODO not in system
-    assert len(system) + len(history) <= min(2, MAX_BREAKPOINTS)
+    assert len(system) + len(history) <= min(2, PLACEMENT.max_breakpoints)
     assert system == ([parts[stable[-1]]] if stable else [])
     assert history == ([messages - 1] if messages else [])
 

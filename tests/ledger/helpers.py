@@ -6,6 +6,8 @@ import hashlib
 import json
 from typing import Any
 
+from hango.agent.parts import SourcedMessage, message_part
+from hango.messages import Message, TextBlock
 from tests.inspector.conftest import Lab
 
 LONG_PROMPT = "You answer questions about the garden, its plants and their care. " * 160  # > 1,024 tokens
@@ -79,3 +81,14 @@ def diff(lab: Lab, session_id: str, **query: str) -> dict[str, Any]:
     response = lab.who.get(f"/v1/sessions/{session_id}/context/diff", query_string=query)
     assert response.status_code == 200, response.get_json()
     return response.get_json()
+
+
+def conversation(*blocks: int) -> tuple[SourcedMessage, ...]:
+    """Messages of alternating roles with ``blocks`` text blocks each."""
+    return tuple(
+        SourcedMessage(
+            message_part(i + 1),
+            Message("user" if i % 2 == 0 else "assistant", tuple(TextBlock(f"b{j}") for j in range(n))),
+        )
+        for i, n in enumerate(blocks)
+    )

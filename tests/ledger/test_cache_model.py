@@ -22,10 +22,10 @@ import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hango.agent.cache_breakpoints import message_breakpoints
+from hango.agent.cache_breakpoints import PLACEMENT, message_breakpoints
 from hango.agent.ledger.causes import NOTHING
 from hango.agent.ledger.record import Previous, SentCall, SentPart, sent_blocks
-from hango.agent.ledger.verdict import LOOKBACK_BLOCKS, READ_TOLERANCE, judge, outlook, part_cache_losses
+from hango.agent.ledger.verdict import READ_TOLERANCE, judge, outlook, part_cache_losses
 from hango.agent.parts import SourcedMessage, message_part
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers import close_providers
@@ -33,7 +33,7 @@ from hango.providers.base import CacheRules
 from tests.fakes.anthropic_cache import AnthropicCache
 from tests.fakes.provider_server import FakeProviderServer
 from tests.inspector.conftest import Lab, assistant, by_id, excluding, fake_config, user
-from tests.ledger.helpers import LONG_PROMPT, oldest_first
+from tests.ledger.helpers import LONG_PROMPT, conversation, oldest_first
 from tests.reliability.anthropic_rules import problem
 from tests.runtime.chat import tool_call, tool_calls
 from tests.support.clients import Tenant
@@ -371,17 +371,6 @@ def test_the_expected_read_is_in_provider_units_from_the_previous_calls_report()
     assert judged(now, reported_prompt=10).expected_read_tokens == 500, "a made-up count: the estimate"
 
 
-def conversation(*blocks: int) -> tuple[SourcedMessage, ...]:
-    """Messages of alternating roles with ``blocks`` text blocks each."""
-    return tuple(
-        SourcedMessage(
-            message_part(i + 1),
-            Message("user" if i % 2 == 0 else "assistant", tuple(TextBlock(f"b{j}") for j in range(n))),
-        )
-        for i, n in enumerate(blocks)
-    )
-
-
 def test_a_turn_of_more_than_20_blocks_gets_a_bridge_within_the_lookback() -> None:
     messages = conversation(1, 1, 13, 13)
     assert message_breakpoints(messages, 3) == {3, 2}, "the bridge ends 13 blocks before the last message"
@@ -439,9 +428,9 @@ def breakpoints_counting_every_block(messages: tuple[SourcedMessage, ...], budge
     last = len(messages) - 1
     anchors = [i for i in range(last) if messages[i + 1].message.role != messages[i].message.role]
     chosen = [last]
-    while len(chosen) < budget and ends[chosen[-1]] > LOOKBACK_BLOCKS:
+    while len(chosen) < budget and ends[chosen[-1]] > PLACEMENT.lookback_blocks:
         earlier = [i for i in anchors if i < chosen[-1]]
-        within = [i for i in earlier if ends[i] >= ends[chosen[-1]] - LOOKBACK_BLOCKS]
+        within = [i for i in earlier if ends[i] >= ends[chosen[-1]] - PLACEMENT.lookback_blocks]
         bridge = min(within) if within else max(earlier, default=None)
         if bridge is None or ends[bridge] == 0:
             break

@@ -21,9 +21,9 @@ import pytest
 import sqlalchemy as sa
 
 from hango.agent.assembly import capture, prepare_session
+from hango.agent.cache_breakpoints import PLACEMENT
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.ledger.verdict import LOOKBACK_BLOCKS
 from hango.agent.state import Caller
 from hango.cli import demo
 from hango.config import Config, load_config
@@ -104,7 +104,7 @@ def test_demo_messages(demo_request: Draft) -> None:
     marked = [i for i, m in enumerate(messages) if m.message.cache_control]
     ends = list(itertools.accumulate(len(m.message.content) for m in messages))
     assert marked[-1] == count - 1 and 1 < len(marked) <= 3
-    assert all(ends[b] - ends[a] <= LOOKBACK_BLOCKS for a, b in itertools.pairwise(marked))
+    assert all(ends[b] - ends[a] <= PLACEMENT.lookback_blocks for a, b in itertools.pairwise(marked))
     assert messages[-1].message.content == (TextBlock(NEXT_TEXT),)
     assert_golden(GOLDEN / "demo_messages.json", [_sourced_message(m.part, m.message) for m in messages])
 

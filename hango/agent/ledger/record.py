@@ -38,6 +38,7 @@ from hango.agent.draft import Draft
 from hango.agent.estimator import MessageMemo, estimate_block, estimate_message, estimate_tool
 from hango.agent.ledger.recent import RECENT, Known
 from hango.agent.parts import PartID, part_of
+from hango.cache_rules import CacheRules
 from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
 
 if TYPE_CHECKING:
@@ -160,16 +161,9 @@ def _sent_tool(tool: ToolDef) -> SentPart:
 
 
 def sent_blocks(message: Message) -> int:
-    """How many content blocks of ``message`` go to the provider (the adapters drop blank text), remembered
-    per message like its hash."""
-    return _BLOCKS.get(message, _sent_blocks)
-
-
-def _sent_blocks(message: Message) -> int:
-    # ``isspace`` tells a blank text without copying it, as ``strip`` would
-    return sum(
-        1 for b in message.content if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())
-    )
+    """How many lookback blocks ``message`` counts (``CacheRules.blocks_of``), remembered per message like
+    its hash."""
+    return _BLOCKS.get(message, CacheRules.blocks_of)
 
 
 def common_prefix(a: Sequence[SentPart], b: Sequence[SentPart]) -> int:

@@ -23,8 +23,8 @@ from dataclasses import replace
 from hango.agent.ledger.causes import NOTHING
 from hango.agent.ledger.record import Previous, SentCall
 from hango.agent.ledger.verdict import judge, outlook, prompt_stretches
+from hango.cache_rules import CacheRules
 from hango.messages import Usage
-from hango.providers.base import CacheRules
 
 
 def simulated_usage(

@@ -7,8 +7,9 @@ Anthropic's documented rules:
 - the provider caches the prefix of a request (tools, system blocks, messages) through each
   breakpoint it carries, for a lifetime (``ttl_seconds``, 5 minutes) refreshed by every use;
 - a prefix shorter than the model's minimum (1,024 tokens for most models) is not cached;
-- a breakpoint finds a cached prefix only if it ends at most ``LOOKBACK_BLOCKS`` (20) blocks
-  before it: a tool, a system block and each content block of a message are one block each.
+- a breakpoint finds a cached prefix only if it ends at most ``CacheRules.lookback_blocks`` (20)
+  blocks before it: a tool, a system block and each content block of a message the provider
+  receives are one block each (``CacheRules.blocks_of``).
 
 So a call can read the longest prefix it shares with the previous call of its lineage that
 ends on one of that call's breakpoints, if the previous call is recent enough, the prefix long
@@ -60,9 +61,10 @@ from hango.agent.estimator import MessageMemo
 from hango.agent.ledger.causes import Facts, first_difference
 from hango.agent.ledger.record import Previous, SentCall, common_prefix
 from hango.agent.parts import PartID
+from hango.cache_rules import UNCACHED, CacheRules
 from hango.providers import SPECS
-from hango.providers.base import CacheRules
 from hango.providers.prices import Tokens
+from hango.rounding import scaled
 
 MISS_REASONS = ("prefix_changed", "expired", "below_minimum", "first_call", "beyond_lookback", "unexplained")
 # A reported read this much under the expected one is still a full hit, not ``unexplained``: the
@@ -72,8 +74,6 @@ READ_TOLERANCE = 0.10
 # The provider's count of a prompt over hango's estimate of it, where the count is taken as the
 # same prompt's: the estimate is within 25 % on single parts, within 8 % on a whole prompt.
 PLAUSIBLE_SCALE = (0.5, 2.0)
-# Anthropic looks for a cached prefix at most this many blocks before a breakpoint.
-LOOKBACK_BLOCKS = 20
 OUTLOOKS = ("live", "expired", "first_call", "none")  # ``Outlook.state``
 UNITS = ("provider", "calibrated", "estimate")  # ``Outlook.unit``
 _THROUGH = MessageMemo()  # ``Outlook.through`` of a call, by scale
@@ -86,7 +86,7 @@ def _defaults() -> dict[str, CacheRules]:
 @functools.cache
 def rules_for(provider: str, configured: str | None = None) -> CacheRules:
     """``provider``'s rules: the defaults, with ``HANGO_CACHE_RULES`` (JSON by provider) on top."""
-    rules = _defaults().get(provider, CacheRules(enabled=False))
+    rules = _defaults().get(provider, UNCACHED)
     changes = json.loads(configured).get(provider, {}) if configured else {}
     if "minimums" in changes:
         changes["minimums"] = tuple(tuple(pair) for pair in changes["minimums"])
@@ -176,7 +176,7 @@ def _held(
     prefixes the provider holds for it."""
     cached = [b for b in previous.call.breakpoints if b < shared]
     entries = [b for b in cached if through[b] >= ahead.minimum]
-    return cached, entries, within_lookback(call, entries)
+    return cached, entries, within_lookback(call, entries, ahead.lookback)
 
 
 def read_through(previous: Previous | None, call: SentCall, ahead: Outlook) -> int:
@@ -200,13 +200,15 @@ class Outlook:
     cache is within its lifetime) or ``expired`` (older than the lifetime: nothing is cached any
     more, so no change costs cache). ``scale`` turns estimated tokens into provider units and
     ``unit`` says from what: ``provider`` (the previous call's report), ``calibrated`` (the agent's
-    calibration for the model) or ``estimate``. ``minimum`` is in provider units.
+    calibration for the model) or ``estimate``. ``minimum`` is in provider units; ``lookback`` is the
+    rules' ``lookback_blocks``.
     """
 
     state: str
     scale: float = 1.0
     unit: str = "estimate"
     minimum: int = 0
+    lookback: int = CacheRules.lookback_blocks
 
     @property
     def priced(self) -> bool:
@@ -219,7 +221,7 @@ class Outlook:
         by_scale = _THROUGH.get(call, lambda _: {})
         found = by_scale.get(self.scale)
         if found is None:
-            found = by_scale[self.scale] = tuple(round(t * self.scale) for t in _through(call))
+            found = by_scale[self.scale] = tuple(scaled(t, self.scale) for t in _through(call))
         return found
 
     def as_dict(self) -> dict:
@@ -244,7 +246,7 @@ def outlook(
     else:
         state = "live"
     scale, unit = provider_units(previous, calibrated)
-    return Outlook(state, scale, unit, rules.minimum_for(model))
+    return Outlook(state, scale, unit, rules.minimum_for(model), rules.lookback_blocks)
 
 
 def provider_units(previous: Previous | None, calibrated: float | None = None) -> tuple[float, str]:
@@ -266,15 +268,15 @@ def provider_units(previous: Previous | None, calibrated: float | None = None) -
     return 1.0, "estimate"
 
 
-def within_lookback(call: SentCall, ends: list[int]) -> list[int]:
+def within_lookback(call: SentCall, ends: list[int], lookback: int) -> list[int]:
     """The indexes of ``ends`` (cached prefixes ending on those parts) some breakpoint of ``call`` finds.
 
-    A breakpoint finds a prefix ending on its own last block or on a block at most
-    ``LOOKBACK_BLOCKS`` blocks before it.
+    A breakpoint finds a prefix ending on its own last block or on a block at most ``lookback``
+    blocks (``CacheRules.lookback_blocks``) before it.
     """
     blocks = call.blocks_through()
     marks = [blocks[b] for b in call.breakpoints]
-    return [e for e in ends if any(0 <= mark - blocks[e] <= LOOKBACK_BLOCKS for mark in marks)]
+    return [e for e in ends if any(0 <= mark - blocks[e] <= lookback for mark in marks)]
 
 
 def _through(call: SentCall) -> itertools.accumulate[int]:
@@ -335,7 +337,7 @@ def expected_read(previous: Previous | None, call: SentCall, ahead: Outlook) -> 
 def kept_read(previous: Previous | None, before: SentCall, sent: set[PartID], ahead: Outlook) -> int:
     """``before``'s expected read less its parts not in ``sent`` (left out or summarized: saved, not lost)."""
     held = read_through(previous, before, ahead)
-    return round(sum(p.tokens for p in before.parts[: held + 1] if p.part in sent) * ahead.scale)
+    return scaled(sum(p.tokens for p in before.parts[: held + 1] if p.part in sent), ahead.scale)
 
 
 def part_cache_losses(previous: Previous | None, call: SentCall, ahead: Outlook) -> list[int]:
