@@ -147,7 +147,11 @@ class ServedTool(Protocol):
     def definition(self) -> ToolDef: ...
 
     def answered_by(self) -> dict[str, str]:
-        """What the run's tool events and spans say of who answered a call."""
+        """What the run's tool events say of who answered a call."""
+        ...
+
+    def span_attributes(self) -> dict[str, str]:
+        """What the tool call's span says of who answered it (its source's own attribute names)."""
         ...
 
 

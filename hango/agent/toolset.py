@@ -57,6 +57,11 @@ class Toolset:
         served = self.served.get(name)
         return {} if served is None else served.answered_by()
 
+    def span_of(self, name: str) -> dict[str, str]:
+        """Who answers a call of ``name``, as its span's attributes say (nothing for a built-in)."""
+        served = self.served.get(name)
+        return {} if served is None else served.span_attributes()
+
     def part(self, name: str) -> PartID:
         """The part of the tool the model knows as ``name`` (a served tool's may be a substitute's)."""
         return _part(name, self.served)

@@ -87,6 +87,18 @@ def test_a_server_tools_calls_answered_by_names_its_server_and_a_built_ins_nothi
     assert tools.answered_by("ls") == {}
 
 
+def test_a_server_tools_span_attributes_are_its_sources_and_a_built_ins_none():
+    state = state_of()
+    tools = toolset_of(state.agent, state)
+
+    assert tools.span_of("time__now") == {
+        "hango.mcp.server": "time",
+        "hango.mcp.server.id": str(SERVER.id),
+        "hango.mcp.tool": "now",
+    }
+    assert tools.span_of("ls") == {}
+
+
 def test_a_try_dispatches_a_server_tool_through_the_scratch_source_which_calls_no_server():
     """The try's source makes tools that refuse: nothing reaches a server, nothing is audited (no deps)."""
     middleware = McpToolsMiddleware()

@@ -29,6 +29,7 @@ from hango.mcp.connection import Limits, Stop
 from hango.mcp.tool_lists import unavailable
 from hango.messages import ToolDef
 from hango.store import TenantStore
+from hango.telemetry import names
 
 if TYPE_CHECKING:
     from hango.agent.deps import RunContext
@@ -50,6 +51,19 @@ class ServerTool:
     def answered_by(self) -> dict[str, str]:
         """The server (its name and id) and its tool: what the run's tool events keep of each call."""
         return {"server": self.server.name, "server_id": str(self.server.id), "server_tool": self.name}
+
+    def span_attributes(self) -> dict[str, str]:
+        """The same, as the tool call's span names them (``hango.mcp.*``)."""
+        answered = self.answered_by()
+        return {SPAN_ATTRIBUTES[key]: value for key, value in answered.items()}
+
+
+# the span attribute of each thing a tool event says of the server that answered a call
+SPAN_ATTRIBUTES = {
+    "server": names.MCP_SERVER,
+    "server_id": names.MCP_SERVER_ID,
+    "server_tool": names.MCP_TOOL,
+}
 
 
 def server_tools(attached: list[Any], lists: dict[Any, Listed]) -> dict[str, ServerTool]:
