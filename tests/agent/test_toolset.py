@@ -17,6 +17,7 @@ from hango.agent.stack import build_chain
 from hango.agent.state import RUN, AgentConfig, Caller, RunState, Skill, scratch_turn
 from hango.agent.tools.base import ToolContext, ToolFailure
 from hango.agent.toolset import AGENT, SKILLS, Toolset, ToolState, toolset_of
+from hango.inspector.inspection import parts_of
 from hango.messages import ToolDef
 
 SERVER = SimpleNamespace(id=uuid.UUID(int=7), name="time")
@@ -113,3 +114,17 @@ def test_a_try_dispatches_a_server_tool_through_the_scratch_source_which_calls_n
         tried["time__now"].execute({}, ctx)
     # the same definition keeps each source's tool: a later run's call still reaches the server's source
     assert middleware.tools(run_state.agent, run_state)[0] is ran["time__now"]
+
+
+def test_the_inspectors_parts_name_each_served_tools_source_as_the_calls_toolset_does():
+    """A served tool's source is its source's to say, not read off the name the model knows it by."""
+    state = state_of()
+    clock = ServerTool(SERVER, "clock", ToolDef("clock", "tells", {"type": "object"}, "tool:time/clock"))
+    state.served_tools = {"clock": clock}
+    draft = capture(build_chain(), state)
+
+    parts = parts_of(draft)
+
+    assert draft.report.toolset.served_sources(t.name for t in draft.tools) == ["tool:time/*"]
+    assert "tool:time/clock" in parts and "tool:time/*" in parts
+    assert "tool:clock" not in parts
