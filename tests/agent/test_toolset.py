@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from hango.agent.assembly import capture
-from hango.agent.middleware.mcp_tools import McpToolsMiddleware, ServerTool
+from hango.agent.middleware.mcp_tools import Listed, McpToolsMiddleware, ServerTool, unavailable_tools
 from hango.agent.overrides import EXCLUDE, Override, Overrides
 from hango.agent.parts import server_part, server_tool_name, server_tool_part
 from hango.agent.stack import build_chain
@@ -18,6 +18,7 @@ from hango.agent.state import RUN, AgentConfig, Caller, RunState, Skill, scratch
 from hango.agent.tools.base import ToolContext, ToolFailure
 from hango.agent.toolset import AGENT, SKILLS, Toolset, ToolState, toolset_of
 from hango.inspector.inspection import parts_of
+from hango.mcp.tool_lists import TASK_REQUIRED
 from hango.messages import ToolDef
 
 SERVER = SimpleNamespace(id=uuid.UUID(int=7), name="time")
@@ -128,3 +129,10 @@ def test_the_inspectors_parts_name_each_served_tools_source_as_the_calls_toolset
     assert draft.report.toolset.served_sources(t.name for t in draft.tools) == ["tool:time/*"]
     assert "tool:time/clock" in parts and "tool:time/*" in parts
     assert "tool:clock" not in parts
+
+
+def test_the_tools_a_source_never_sends_are_kept_by_the_sources_part_not_a_server_name():
+    attached = SimpleNamespace(id=SERVER.id, name="time", chosen=None)
+    lists = {SERVER.id: Listed(unavailable=(("deploy", TASK_REQUIRED),))}
+
+    assert unavailable_tools([attached], lists) == {server_part("time"): (("deploy", TASK_REQUIRED),)}

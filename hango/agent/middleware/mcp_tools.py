@@ -81,8 +81,9 @@ def server_tools(attached: list[Any], lists: dict[Any, Listed]) -> dict[str, Ser
 
 def unavailable_tools(
     attached: list[Any], lists: dict[Any, Listed]
-) -> dict[str, tuple[tuple[str, str], ...]]:
-    """By server, the chosen tools of ``attached`` servers that are never sent, each with why."""
+) -> dict[PartID, tuple[tuple[str, str], ...]]:
+    """By source (each server's part ``tool:<server>/*``), the chosen tools of ``attached`` servers that
+    are never sent, each with why."""
     out: dict[str, tuple[tuple[str, str], ...]] = {}
     for server in attached:
         chosen = None if server.chosen is None else set(server.chosen)
@@ -90,7 +91,7 @@ def unavailable_tools(
             (name, why) for name, why in lists[server.id].unavailable if chosen is None or name in chosen
         ]
         if found:
-            out[server.name] = tuple(found)
+            out[server_part(server.name)] = tuple(found)
     return out
 
 
