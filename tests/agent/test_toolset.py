@@ -17,9 +17,12 @@ from hango.agent.stack import build_chain
 from hango.agent.state import RUN, AgentConfig, Caller, RunState, Skill, scratch_turn
 from hango.agent.tools.base import ToolContext, ToolFailure
 from hango.agent.toolset import AGENT, SKILLS, Toolset, ToolState, toolset_of
-from hango.inspector.inspection import parts_of
+from hango.inspector.inspection import Assembly, parts_of
+from hango.inspector.snapshot import Snapshot, ToolView
+from hango.inspector.suggestions import Thresholds, suggest
 from hango.mcp.tool_lists import TASK_REQUIRED
 from hango.messages import ToolDef
+from hango.store.messages import ToolUsage
 
 SERVER = SimpleNamespace(id=uuid.UUID(int=7), name="time")
 
@@ -136,3 +139,30 @@ def test_the_tools_a_source_never_sends_are_kept_by_the_sources_part_not_a_serve
     lists = {SERVER.id: Listed(unavailable=(("deploy", TASK_REQUIRED),))}
 
     assert unavailable_tools([attached], lists) == {server_part("time"): (("deploy", TASK_REQUIRED),)}
+
+
+def test_unused_tool_reads_the_name_the_model_calls_each_tool_from_the_calls_toolset():
+    """A served tool the model calls ``clock`` was called: no suggestion drops it or its server."""
+    state = state_of()
+    clock = ServerTool(SERVER, "clock", ToolDef("clock", "tells", {"type": "object"}, "tool:time/clock"))
+    state.served_tools = {"clock": clock}
+    draft = capture(build_chain(), state)
+    view = ToolView(
+        id="tool:time/clock",
+        kind="tool",
+        target="agent",
+        label="time/clock",
+        preview="tells",
+        truncated=False,
+        tokens=10,
+        included=True,
+        server="time",
+    )
+    snapshot = Snapshot([], [view], [], 10, 10, "estimate", False, 200_000, 160_000, 4096, {})
+    limits = Thresholds(1_000, 5, 20, 1)
+
+    assembly = Assembly(build_chain(), state, draft, draft)
+
+    found = suggest(assembly, snapshot, ToolUsage(frozenset({"clock"}), 5, 1), limits, None)
+
+    assert found == []
