@@ -158,11 +158,6 @@ def covering_parts(part: PartID) -> tuple[PartID, ...]:
     return (part,) if server is None else (part, server_part(server))
 
 
-def name_server(name: str) -> str | None:
-    """The MCP server of the tool the model knows as ``name`` (``<server>__<tool>``), None for a built-in."""
-    return tool_server(tool_part(name))
-
-
 def message_part(seq: int) -> PartID:
     return f"message:{seq}"
 

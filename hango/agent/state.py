@@ -165,7 +165,11 @@ class ServedTool(Protocol):
     def definition(self) -> ToolDef: ...
 
     def answered_by(self) -> dict[str, str]:
-        """What the run's tool events and spans say of who answered a call."""
+        """What the run's tool events say of who answered a call."""
+        ...
+
+    def span_attributes(self) -> dict[str, str]:
+        """What the tool call's span says of who answered it (its source's own attribute names)."""
         ...
 
 
@@ -196,8 +200,9 @@ class RunState:
     skills: list[Skill] = field(default_factory=list)
     # the tools other processes serve (``hango.agent.toolset``), by the name the model calls
     served_tools: dict[str, ServedTool] = field(default_factory=dict)
-    # by server: the (tool, reason) of each chosen tool its stored list holds that hango never sends
-    unavailable_tools: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # by source (its part, as ``ServedTool.source``): the (tool, reason) of each tool it would serve that
+    # hango never sends
+    unavailable_tools: dict[PartID, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     summary: Summary | None = None
     unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     mode: Mode = RUN  # what the calls are for; what assembling one measured is its draft's ``report``

@@ -13,7 +13,7 @@ call, and the run's dispatch of a tool call (only a sent tool runs, through the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -57,9 +57,20 @@ class Toolset:
         served = self.served.get(name)
         return {} if served is None else served.answered_by()
 
+    def span_of(self, name: str) -> dict[str, str]:
+        """Who answers a call of ``name``, as its span's attributes say (nothing for a built-in)."""
+        served = self.served.get(name)
+        return {} if served is None else served.span_attributes()
+
     def part(self, name: str) -> PartID:
         """The part of the tool the model knows as ``name`` (a served tool's may be a substitute's)."""
         return _part(name, self.served)
+
+    def served_sources(self, names: Iterable[str]) -> list[PartID]:
+        """The sources serving the tools ``names`` (each MCP server's ``tool:<server>/*``), each once, in
+        the order of its first tool."""
+        served = (self.served.get(name) for name in names)
+        return list(dict.fromkeys(tool.source for tool in served if tool is not None))
 
     def state(self, name: str) -> ToolState:
         """What the call does with the tool ``name``: its part, source, and whether it is sent or why not."""

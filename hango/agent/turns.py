@@ -53,11 +53,6 @@ def tool_uses(message: Message) -> list[ToolUseBlock]:
     return [b for b in message.content if isinstance(b, ToolUseBlock)]
 
 
-# what a tool event says of the server that answers a call (``Toolset.answered_by``), and the span
-# attribute of each
-SERVED_BY_SPAN = {"server": names.MCP_SERVER, "server_id": names.MCP_SERVER_ID, "server_tool": names.MCP_TOOL}
-
-
 def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[ToolUseBlock]) -> Message:
     """Run every tool call of an answer through the tool wrappers; one user message holds the results."""
     tools = chain.tools(state)
@@ -66,7 +61,9 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
     def execute(call: ToolCall) -> ToolResultBlock:
         tool = tools.get(call.use.name) if call.use.name in toolset.sent else None
         span_name = names.SPAN_TOOL.format(name=call.use.name)
+        # who answers a call of a served tool, as its events say and as its span says (``Toolset``)
         served = toolset.answered_by(call.use.name) if tool is not None else {}
+        spanned = toolset.span_of(call.use.name) if tool is not None else {}
         named = {"name": call.use.name, "tool_use_id": call.use.id, **served}
         state.steps.emit(run_events.TOOL_STARTED, **named)
         clock = time.monotonic()
@@ -78,7 +75,7 @@ def tool_phase(chain: ToolChain, state: RunState, ctx: ToolContext, uses: list[T
                     names.GEN_AI_TOOL_NAME: call.use.name,
                     names.GEN_AI_TOOL_CALL_ID: call.use.id,
                     names.TOOL_ERROR: result.is_error,
-                    **{SERVED_BY_SPAN[key]: value for key, value in served.items()},
+                    **spanned,
                 }
             )
         state.steps.emit(

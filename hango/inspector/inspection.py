@@ -17,7 +17,7 @@ from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.ledger.record import SentCall, sent_call
 from hango.agent.overrides import Overrides
-from hango.agent.parts import PartID, name_server, part_of, server_part
+from hango.agent.parts import PartID
 from hango.agent.state import INSPECT, Caller, RunState
 from hango.store import TenantStore
 
@@ -54,17 +54,13 @@ def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller
 
 
 def parts_of(draft: Draft) -> list[PartID]:
-    """Every part id a draft holds: its system blocks, tools, the servers of its MCP tools (``tool:<server>/*``,
-    every tool of one) and messages."""
+    """Every part id a draft holds: its system blocks, tools, the sources serving its tools (each MCP
+    server's ``tool:<server>/*``, every tool of one) and messages, as the call's toolset names them."""
+    tools = draft.report.toolset
+    names = [t.name for t in draft.tools]
     return [
         *(s.part for s in draft.system),
-        *(part_of(t) for t in draft.tools),
-        *(server_part(server) for server in servers_of(draft)),
+        *(tools.part(name) for name in names),
+        *tools.served_sources(names),
         *(m.part for m in draft.messages),
     ]
-
-
-def servers_of(draft: Draft) -> list[str]:
-    """The MCP servers whose tools ``draft`` holds, in the order their tools come."""
-    found = (name_server(t.name) for t in draft.tools)
-    return list(dict.fromkeys(server for server in found if server is not None))

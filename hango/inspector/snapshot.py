@@ -32,7 +32,6 @@ from hango.agent.parts import (
     kind_of,
     part_of,
     preview,
-    server_part,
     target_of,
     tool_server,
 )
@@ -136,7 +135,7 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook, held: Previou
     """
     draft, sent, state = assembly.draft, assembly.captured, assembly.state
     sent_system = {s.part: s.block for s in sent.system}
-    sent_tools = {t.name for t in sent.tools}
+    sent_tools = sent.report.toolset.sent  # the call's toolset: which tools the overrides leave in
     system = [
         _view(s.part, s.block.text, estimate_block(s.block), _sent_block(sent_system, s.part))
         for s in draft.system
@@ -149,7 +148,7 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook, held: Previou
     if state.overrides:
         for view in (*system, *tools):
             _mark_override(view, state.overrides.get(view.id))
-        _add_stale(state.overrides, system, tools, messages)
+        _add_stale(state.overrides, system, tools, messages, draft)
     else:
         for view in system:
             view.original_tokens = None
@@ -281,10 +280,11 @@ def _mark_override(view: PartView, override) -> None:
         view.original_tokens = None
 
 
-def _add_stale(overrides, system: list, tools: list, messages: list) -> None:
-    """Overrides whose part is absent now: shown stale, excluded, zero tokens, harmless."""
+def _add_stale(overrides, system: list, tools: list, messages: list, draft: Draft) -> None:
+    """Overrides whose part is absent now: shown stale, excluded, zero tokens, harmless. A source serving
+    a tool of the call (``tool:<server>/*``) is present."""
     present = {p.id for p in (*system, *tools, *messages)}
-    present.update(server_part(v.server) for v in tools if v.server is not None)  # ``tool:<server>/*``
+    present.update(draft.report.toolset.served_sources(t.name for t in draft.tools))
     groups = {"system": system, "tool": tools, "message": messages, "summary": messages}
     stale = {**overrides.agent, **overrides.session}
     for part in in_part_order(p for p in stale if p not in present):

@@ -35,7 +35,7 @@ from hango.agent.compaction import plan_compaction, summary_max_tokens
 from hango.agent.estimator import estimate_content
 from hango.agent.options import TOOL_PATHS
 from hango.agent.overrides import EXCLUDE, Override
-from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, server_part, tool_name
+from hango.agent.parts import PartID, SourcedMessage, in_part_order, part_key, server_part
 from hango.agent.tools.base import PathUse
 from hango.agent.validate import is_valid
 from hango.config import Config
@@ -332,11 +332,13 @@ def _unused_tools(
     called = usage.called | here
     overrides = assembly.state.overrides
     reach = f"excluding it applies to all {usage.sessions} sessions of the agent"
+    tools = assembly.draft.report.toolset
+    named = {tools.part(t.name): t.name for t in assembly.draft.tools}  # the name the model calls each by
     out = []
     for server, views in _by_server(snapshot.tools).items():
-        unused = [v for v in views if _untouched(v) and tool_name(v.id) not in called]
+        unused = [v for v in views if _untouched(v) and named[v.id] not in called]
         whole = server is not None and overrides.get(server_part(server)) is None
-        if unused and whole and not any(tool_name(v.id) in called for v in views):
+        if unused and whole and not any(named[v.id] in called for v in views):
             tokens = sum(v.tokens for v in unused)
             reason = (
                 f"server `{server}`: {len(unused)} tool{'s' * (len(unused) != 1)}, {tokens:,} tokens a call, "

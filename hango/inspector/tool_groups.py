@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hango.agent.overrides import Overrides
-from hango.agent.parts import PartID, server_part
+from hango.agent.parts import PartID, server_part, tool_server
 from hango.inspector.snapshot import PartView
 from hango.mcp.tool_lists import UNAVAILABLE
 
@@ -40,21 +40,22 @@ class ToolGroup:
 
 
 def tool_groups(
-    views: list[PartView], overrides: Overrides, unavailable: dict[str, tuple[tuple[str, str], ...]]
+    views: list[PartView], overrides: Overrides, unavailable: dict[PartID, tuple[tuple[str, str], ...]]
 ) -> list[ToolGroup]:
     """The groups of inspect's tool ``views``: the built-in one first (when the agent has built-in tools),
     then the servers in the order their tools are sent, then a server none of whose tools can be sent;
-    each server's ``unavailable`` tools (``RunState.unavailable_tools``) named with why."""
+    each server's ``unavailable`` tools (``RunState.unavailable_tools``, by the server's part) named with
+    why."""
     members: dict[str | None, list[PartView]] = {}
     if any(v.server is None for v in views):
         members[None] = []
     for view in views:
         members.setdefault(view.server, []).append(view)
-    for server in unavailable:
-        members.setdefault(server, [])
+    for source in unavailable:
+        members.setdefault(tool_server(source), [])
     groups = [_group(server, found, overrides) for server, found in members.items()]
     for group in groups:
-        listed = unavailable.get(group.server or "", ())
+        listed = () if group.part is None else unavailable.get(group.part, ())
         group.unavailable = [{"tool": t, "reason": r, "why": UNAVAILABLE[r]} for t, r in listed]
     return groups
 

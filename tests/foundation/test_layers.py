@@ -284,6 +284,27 @@ def test_the_mcp_check_fails_on_a_second_agent_module_importing_mcp(sources: dic
     assert mcp_importers(import_graph(broken)) == ["hango.agent.turns"]
 
 
+def mcp_span_namers(sources: dict[str, str]) -> list[str]:
+    """The modules of ``hango.agent`` other than the MCP source that name an MCP span attribute."""
+    return sorted(
+        name
+        for name, text in sources.items()
+        if name.startswith("hango.agent") and name != MCP_SOURCE and "names.MCP_" in text
+    )
+
+
+def test_a_served_tools_span_attributes_come_from_its_source_not_the_turn(sources: dict[str, str]) -> None:
+    assert mcp_span_namers(sources) == []
+    assert "names.MCP_SERVER" in sources[MCP_SOURCE]
+
+
+def test_the_span_check_fails_on_an_agent_module_naming_an_mcp_attribute(sources: dict[str, str]) -> None:
+    broken = dict(sources)
+    broken["hango.agent.turns"] += "\n\nSERVED = {'server': names.MCP_SERVER}\n"
+
+    assert mcp_span_namers(broken) == ["hango.agent.turns"]
+
+
 def test_the_configuration_imports_no_feature_package(sources: dict[str, str]) -> None:
     assert feature_imports_of_config(import_graph(sources)) == []
 

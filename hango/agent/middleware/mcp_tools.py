@@ -29,6 +29,7 @@ from hango.mcp.connection import Limits, Stop
 from hango.mcp.tool_lists import unavailable
 from hango.messages import ToolDef
 from hango.store import TenantStore
+from hango.telemetry import names
 
 if TYPE_CHECKING:
     from hango.agent.deps import RunContext
@@ -51,6 +52,19 @@ class ServerTool:
         """The server (its name and id) and its tool: what the run's tool events keep of each call."""
         return {"server": self.server.name, "server_id": str(self.server.id), "server_tool": self.name}
 
+    def span_attributes(self) -> dict[str, str]:
+        """The same, as the tool call's span names them (``hango.mcp.*``)."""
+        answered = self.answered_by()
+        return {SPAN_ATTRIBUTES[key]: value for key, value in answered.items()}
+
+
+# the span attribute of each thing a tool event says of the server that answered a call
+SPAN_ATTRIBUTES = {
+    "server": names.MCP_SERVER,
+    "server_id": names.MCP_SERVER_ID,
+    "server_tool": names.MCP_TOOL,
+}
+
 
 def server_tools(attached: list[Any], lists: dict[Any, Listed]) -> dict[str, ServerTool]:
     """The tools of ``attached`` servers (rows of ``McpServers.for_run``, their ``lists``) by the name the
@@ -67,8 +81,9 @@ def server_tools(attached: list[Any], lists: dict[Any, Listed]) -> dict[str, Ser
 
 def unavailable_tools(
     attached: list[Any], lists: dict[Any, Listed]
-) -> dict[str, tuple[tuple[str, str], ...]]:
-    """By server, the chosen tools of ``attached`` servers that are never sent, each with why."""
+) -> dict[PartID, tuple[tuple[str, str], ...]]:
+    """By source (each server's part ``tool:<server>/*``), the chosen tools of ``attached`` servers that
+    are never sent, each with why."""
     out: dict[str, tuple[tuple[str, str], ...]] = {}
     for server in attached:
         chosen = None if server.chosen is None else set(server.chosen)
@@ -76,7 +91,7 @@ def unavailable_tools(
             (name, why) for name, why in lists[server.id].unavailable if chosen is None or name in chosen
         ]
         if found:
-            out[server.name] = tuple(found)
+            out[server_part(server.name)] = tuple(found)
     return out
 
 
