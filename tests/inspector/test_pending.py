@@ -9,7 +9,7 @@ import pytest
 from hango.agent.chain import Chain
 from hango.agent.parts import tool_part
 from hango.agent.tools.filesystem import FILESYSTEM_TOOLS
-from hango.inspector import service
+from hango.inspector import inspect_answer
 from tests.inspector.conftest import (
     OFFLINE,
     Lab,
@@ -179,9 +179,11 @@ def test_who_left_a_part_out_is_read_from_the_calls_report_not_assembled_again(
     """The blocks a contributor drops with the tools it speaks of are named from the captured call's report
     (``Report.dropped_with``): naming them assembles no system block again, however many tools are out."""
     marking, marked, assembled = [], [], []
-    mark, blocks = service.mark_excluded_by, Chain.system_blocks
+    mark, blocks = inspect_answer.mark_excluded_by, Chain.system_blocks
     monkeypatch.setattr(
-        service, "mark_excluded_by", lambda *a: (marking.append(1), marked.append(1), mark(*a), marking.pop())
+        inspect_answer,
+        "mark_excluded_by",
+        lambda *a: (marking.append(1), marked.append(1), mark(*a), marking.pop()),
     )
     monkeypatch.setattr(Chain, "system_blocks", lambda *a: (assembled.append(bool(marking)), blocks(*a))[1])
     out = sorted(tool_part(t) for t in FILESYSTEM_TOOLS)
