@@ -20,10 +20,7 @@ from procrastinate.contrib.sqlalchemy import SQLAlchemyPsycopg2Connector
 from sqlalchemy.engine import Connection, Engine
 
 from hango.store.runs import SCRATCH_TURN_KIND
-
-RUN_TASK = "hango.run"
-REAP_TASK = "hango.reap"
-FOLD_TASK = "hango.fold_part_costs"
+from hango.worker import run_task
 
 
 def session_lock(session_id: uuid.UUID) -> str:
@@ -50,10 +47,11 @@ def defer_run(
 ) -> int:
     """Queue ``run``'s job on ``queue_name`` in ``conn``'s transaction; returns the job id.
 
-    A try run's job has no lock: it runs beside the session's runs.
+    A try run's job has no lock: it runs beside the session's runs. The job names the worker's run task
+    (``hango.worker.run_task``), read off the task: the web's app knows no task, and runs none.
     """
     lock = None if run.kind == SCRATCH_TURN_KIND else session_lock(run.session_id)
-    deferrer = queue.configure_task(RUN_TASK, connection=conn, lock=lock, queue=queue_name)
+    deferrer = queue.configure_task(run_task.name, connection=conn, lock=lock, queue=queue_name)
     return deferrer.defer(
         tenant_id=str(run.tenant_id),
         run_id=str(run.id),

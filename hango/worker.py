@@ -40,7 +40,6 @@ from hango.agent.state import Caller
 from hango.agent.turn_loop import YIELDED
 from hango.agent.yielding import Yielded, open_slots
 from hango.inspector.trying import shape_turn
-from hango.jobs import FOLD_TASK, REAP_TASK, RUN_TASK
 from hango.mcp import calls, servers
 from hango.store import TenantStore
 from hango.store.part_costs import FOLD_BATCH, fold_waiting
@@ -61,6 +60,62 @@ def libpq_url(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+# The queue's tasks, each defined once: its stored name (the claim's SQL and the job rows read it), how a
+# worker runs it, its retry. A procrastinate task belongs to one app and hango makes many (the web's, and a
+# worker's at each start), so each worker's app binds its own copy (``bind``) and the web defers through
+# the task's name read off it (``hango.jobs.defer_run``). The bodies reach the worker's ``Deps`` through
+# the job's context (``DEPS``), which the worker's app sets when it is made.
+queue_tasks = procrastinate.Blueprint()
+DEPS = "deps"
+
+
+# A run that gives its slot back (``Yielded``) goes back to the queue as the same job: its retry.
+@queue_tasks.task(name="hango.run", pass_context=True, retry=GIVE_BACK)
+def run_task(
+    context: procrastinate.JobContext,
+    *,
+    tenant_id: str,
+    run_id: str,
+    user_id: str,
+    api_key_id: str | None,
+    trace: dict[str, str],
+) -> None:
+    """Run the queued run (the web's ``defer_run`` queued it) on the worker's ``Deps``."""
+    caller = Caller(uuid.UUID(user_id), uuid.UUID(api_key_id) if api_key_id else None)
+    job = QueuedRun(uuid.UUID(tenant_id), uuid.UUID(run_id), caller)
+    token = otel_context.attach(propagate.extract(trace))
+    try:
+        with job_span(context, job):
+            result = execute_run(
+                context.additional_context[DEPS], job, lambda: stop_asked(context), shape_turn
+            )
+    finally:
+        otel_context.detach(token)
+    if result is not None and result.run.status == YIELDED:
+        raise Yielded()  # after its span ends: giving the slot back is no error of the job
+
+
+@queue_tasks.task(name="hango.reap", pass_context=True)
+async def reap_task(context: procrastinate.JobContext, timestamp: int) -> None:
+    """Fail the queue's jobs of silent workers, then its runs no live worker runs (``reap_dead_runs``)."""
+    deps: Deps = context.additional_context[DEPS]
+    stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
+    stalled = await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
+    await asyncio.to_thread(reap_dead_runs, deps, stalled)
+
+
+@queue_tasks.task(name="hango.fold_part_costs", pass_context=True)
+async def fold_task(context: procrastinate.JobContext, timestamp: int) -> None:
+    """Fold the waiting part costs into their sessions' totals (``fold_part_costs``)."""
+    await asyncio.to_thread(fold_part_costs, context.additional_context[DEPS])
+
+
+def bind(app: procrastinate.App, task: procrastinate.Task, queue: str) -> procrastinate.Task:
+    """``task`` as ``app`` runs it, on ``queue``: its name, body, context and retry as defined."""
+    retry = task.retry_strategy or False
+    return app.task(name=task.name, queue=queue, pass_context=task.pass_context, retry=retry)(task.func)
+
+
 def worker_queue(deps: Deps, periodic: bool = True, concurrency: int | None = None) -> procrastinate.App:
     """A procrastinate app whose tasks run on ``deps``: the run task and (unless told not to) the periodic
     reaper and fold.
@@ -71,48 +126,15 @@ def worker_queue(deps: Deps, periodic: bool = True, concurrency: int | None = No
     slots = open_slots(concurrency or deps.config.worker_concurrency, deps.config.queue_headroom)
     claim = {} if slots is None else {"options": f"-c hango.claim_open_slots={slots}"}
     connector = procrastinate.PsycopgConnector(conninfo=libpq_url(deps.config.database_url), kwargs=claim)
-    app = procrastinate.App(connector=connector)
-    stalled_after = deps.config.worker_heartbeat * STALLED_HEARTBEATS
-
-    # A run that gives its slot back (``Yielded``) goes back to the queue as the same job: its retry.
-    @app.task(name=RUN_TASK, queue=deps.config.job_queue, pass_context=True, retry=GIVE_BACK)
-    def run(
-        context: procrastinate.JobContext,
-        *,
-        tenant_id: str,
-        run_id: str,
-        user_id: str,
-        api_key_id: str | None,
-        trace: dict[str, str],
-    ) -> None:
-        caller = Caller(uuid.UUID(user_id), uuid.UUID(api_key_id) if api_key_id else None)
-        job = QueuedRun(uuid.UUID(tenant_id), uuid.UUID(run_id), caller)
-        token = otel_context.attach(propagate.extract(trace))
-        try:
-            with job_span(context, job):
-                result = execute_run(deps, job, lambda: stop_asked(context), shape_turn)
-        finally:
-            otel_context.detach(token)
-        if result is not None and result.run.status == YIELDED:
-            raise Yielded()  # after its span ends: giving the slot back is no error of the job
-
-    if not periodic:
-        return app
-    tick = f"* * * * * */{deps.config.reaper_interval}"
-
-    # One periodic job per queue and tick (procrastinate defers it once for all workers of the
-    # queue): each queue's reaper reaps that queue's runs and jobs, never another's.
-    @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
-    @app.task(name=REAP_TASK, queue=deps.config.job_queue, pass_context=True)
-    async def reap(context: procrastinate.JobContext, timestamp: int) -> None:
-        stalled = await fail_stalled_jobs(context.app.job_manager, deps.config.job_queue, stalled_after)
-        await asyncio.to_thread(reap_dead_runs, deps, stalled)
-
-    @app.periodic(cron=tick, periodic_id=deps.config.job_queue)
-    @app.task(name=FOLD_TASK, queue=deps.config.job_queue)
-    async def fold(timestamp: int) -> None:
-        await asyncio.to_thread(fold_part_costs, deps)
-
+    app = procrastinate.App(connector=connector, worker_defaults={"additional_context": {DEPS: deps}})
+    queue = deps.config.job_queue
+    bind(app, run_task, queue)
+    if periodic:
+        # One periodic job per queue and tick (procrastinate defers it once for all workers of the
+        # queue): each queue's reaper reaps that queue's runs and jobs, never another's.
+        tick = f"* * * * * */{deps.config.reaper_interval}"
+        for task in (reap_task, fold_task):
+            app.periodic(cron=tick, periodic_id=queue)(bind(app, task, queue))
     return app
 
 

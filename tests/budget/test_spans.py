@@ -21,9 +21,9 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from hango.config import REPO_ROOT
-from hango.jobs import RUN_TASK
 from hango.messages import Message, TextBlock, ToolUseBlock
 from hango.telemetry import names
+from hango.worker import run_task
 from tests.budget.conftest import (
     DELEGATING,
     FAKE_MODEL,
@@ -57,7 +57,7 @@ def test_a_run_is_a_tree_of_server_run_chat_and_tool_spans(
     finished = spans()
     by_id = {s.context.span_id: s for s in finished}
     [server] = [s for s in finished if s.kind == SpanKind.SERVER and MESSAGES_ROUTE in s.name]
-    [job] = [s for s in finished if s.name == names.SPAN_JOB.format(task=RUN_TASK)]
+    [job] = [s for s in finished if s.name == names.SPAN_JOB.format(task=run_task.name)]
     [run] = [s for s in finished if s.name == names.SPAN_RUN]
     [task] = [s for s in finished if s.name == names.SPAN_TOOL.format(name="task")]
     parent, child, answer = chat_spans(finished)

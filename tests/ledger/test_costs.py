@@ -15,7 +15,6 @@ from hango import worker
 from hango.agent.deps import Deps
 from hango.config import ConfigError, load_config
 from hango.db.schema import pending_part_costs
-from hango.jobs import FOLD_TASK, REAP_TASK
 from hango.messages import Message, Response, TextBlock, Usage
 from hango.providers.prices import Prices, Tokens
 from hango.store import TenantStore
@@ -260,7 +259,10 @@ def test_the_workers_fold_part_costs_on_the_reapers_tick_once_per_queue(lab):
     }
 
     tick = f"* * * * * */{deps.config.reaper_interval}"
-    assert periodic == {(REAP_TASK, deps.config.job_queue, tick), (FOLD_TASK, deps.config.job_queue, tick)}
+    assert periodic == {
+        (worker.reap_task.name, deps.config.job_queue, tick),
+        (worker.fold_task.name, deps.config.job_queue, tick),
+    }
     assert worker.worker_queue(deps, periodic=False).periodic_registry.periodic_tasks == {}
 
 

@@ -27,7 +27,7 @@ from hango.agent.deps import Deps
 from hango.jobs import defer_run, web_queue
 from hango.store.job_slots import others_waiting
 from hango.store.runs import SCRATCH_TURN_KIND
-from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, worker_queue
+from hango.worker import STALLED_HEARTBEATS, fail_stalled_jobs, reap_task, worker_queue
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.runtime.conftest import OpenChat
 from tests.support.clients import As, Tenant
@@ -63,10 +63,10 @@ class Queue:
         with self.engine.begin() as conn:
             return defer_run(self.web, conn, run, None, self.name)
 
-    def defer_periodic(self, task: str) -> int:
+    def defer_periodic(self, task: procrastinate.Task) -> int:
         """A job with no tenant, as the periodic reaper's and fold's are."""
         with self.engine.begin() as conn:
-            deferrer = self.web.configure_task(task, connection=conn, queue=self.name)
+            deferrer = self.web.configure_task(task.name, connection=conn, queue=self.name)
             return deferrer.defer(timestamp=0)
 
     def claim(self, open_slots: int | None = None) -> int | None:
@@ -190,7 +190,7 @@ def test_a_try_job_without_a_lock_runs_beside_its_sessions_run(queue: Queue) -> 
 def test_the_periodic_jobs_without_a_tenant_are_claimed_while_tenants_are_busy(queue: Queue) -> None:
     tenant = uuid.uuid4()
     flood = [queue.defer(member_of(tenant)) for _ in range(2)]
-    reap = queue.defer_periodic("hango.reap")
+    reap = queue.defer_periodic(reap_task)
 
     assert [queue.claim(), queue.claim(), queue.claim()] == [flood[0], reap, flood[1]]
 
@@ -201,7 +201,7 @@ def test_headroom_keeps_a_workers_other_slots_for_tenants_with_nothing_running(q
 
     assert queue.claim(open_slots=1) == flood[0]
     assert queue.claim(open_slots=1) is None  # the worker holds its one open slot: the flood waits
-    reap = queue.defer_periodic("hango.reap")
+    reap = queue.defer_periodic(reap_task)
     quick = queue.defer(member_of(quiet))
     assert [queue.claim(open_slots=1), queue.claim(open_slots=1)] == [
         reap,
