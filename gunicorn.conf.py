@@ -10,7 +10,7 @@ envelope too: ``post_fork`` installs ``hango.refusals`` in each worker.
 
 import os
 
-from hango import refusals
+from hango import refusals, serving_collector
 
 limit_request_line = 8190
 
@@ -22,3 +22,8 @@ forwarded_allow_ips = os.environ.get("HANGO_TRUSTED_PROXIES", "")
 def post_fork(server, worker):
     """Each worker answers gunicorn's own refusals in the JSON envelope."""
     refusals.install()
+
+
+def post_request(worker, req, environ, resp):
+    """Once the answer is written: the collector's pass, if the request left enough to collect."""
+    serving_collector.between_requests()

@@ -10,7 +10,7 @@ from marshmallow import Schema, fields, validate
 
 from blueprints.common import error_response, part_id
 from blueprints.context_schemas import ANSWERS
-from hango import gc_pause, tenancy
+from hango import tenancy
 from hango.api import Blueprint
 from hango.providers import WIRE_FORMATS
 
@@ -38,8 +38,6 @@ class InspectArgsSchema(Schema):
 
 @blp.route("")
 class Context(MethodView):
-    # an inspect's objects are acyclic and live until its answer is written: no collector pass over them
-    @gc_pause.paused_during
     @blp.arguments(InspectArgsSchema, location="query")
     @blp.response(200, description="the inspect response, one part (`full`), or a request body (`format`)")
     @blp.doc(responses={"200": {"content": {"application/json": {"schema": {"anyOf": ANSWERS}}}}})

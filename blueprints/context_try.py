@@ -7,8 +7,7 @@ time left to it), so an abandoned call ends: timeout → 504, pool full → 503 
 whole turn is queued as a run of kind ``try`` (202, like a message's run): the agent
 loop with its tools on a scratch copy of the session (``hango/agent/scratch.py``).
 Its ``context.try`` audit row is committed with the call's record, or alone when
-the call fails or the request stops waiting (``hango/inspector/try_audit.py``);
-the collector is paused through the request, as for an inspect (``hango/gc_pause.py``).
+the call fails or the request stops waiting (``hango/inspector/try_audit.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from opentelemetry import trace
 from blueprints.common import PART_KEYS, QUOTA_EXHAUSTED, error_responses, part_id
 from blueprints.context_schemas import CostSchema
 from blueprints.run_schemas import LOCATION, TOO_MANY_RUNS, RunSchema, location_of
-from hango import gc_pause, tenancy
+from hango import tenancy
 from hango.admission import NewRun, enqueue_try
 from hango.api import Blueprint
 from hango.contract import NON_BLANK_TEXT
@@ -94,7 +93,6 @@ ERRORS = (
 
 @blp.route("/try")
 class ContextTry(MethodView):
-    @gc_pause.paused_during
     @blp.arguments(TryBodySchema, required=False)
     @blp.response(200, TryResultSchema)
     @blp.alt_response(

@@ -14,7 +14,7 @@ The first run seeds the benchmark's agent and sessions of 1,000, 10,000 and
 ``--data`` (kept, so later runs and other source trees reuse it; ``--tree``
 runs another checkout's code on the same data, for a before/after). Requests go
 through the Flask test client, as one gunicorn worker serves them: the collector
-frozen after a warm-up (``wsgi.py``), the offline provider. ``--try`` sends the
+settled after a warm-up (``wsgi.py``) and its pass run after each answer (``gunicorn.conf.py``), the offline provider. ``--try`` sends the
 benchmark's try (a new user turn) instead of the inspect; the profilers then run
 the try pool's call on the request's thread, so they see it. ``instructions``
 reruns this script under valgrind's callgrind, collecting only around one
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import ctypes
-import gc
 import json
 import os
 import pstats
@@ -42,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from hango import serving_collector
 from hango.config import REPO_ROOT
 from hango.db.embedded import EmbeddedPostgres
 from scripts.bench.hango_server import hango_command, hango_env
@@ -103,6 +103,17 @@ def requester(url: str, meta: dict[str, Any], tried: bool = False) -> Callable[[
         return answer.data
 
     return send
+
+
+def between_requests(send: Callable[[int, bool], bytes]) -> Callable[[int, bool], bytes]:
+    """``send``, then the collector's pass a gunicorn worker runs once an answer is written (counted)."""
+
+    def sent(size: int, floor: bool) -> bytes:
+        body = send(size, floor)
+        serving_collector.between_requests()
+        return body
+
+    return sent
 
 
 def cpu(send: Callable[[int, bool], bytes]) -> None:
@@ -181,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             inline_try_calls()
         send = requester(url, meta, args.tried)
         send(args.size, args.floor)  # the warm-up: code paths, caches, the principal's first load
-        gc.freeze()  # as wsgi.py does once the app is loaded
+        serving_collector.settle()  # as wsgi.py does once the app is loaded
+        send = between_requests(send)  # and as gunicorn.conf.py's post_request does after each answer
         if args.mode == "cpu":
             cpu(send)
         elif args.mode == "one":  # under callgrind (``instructions``): collect around one request
