@@ -42,14 +42,16 @@ class Chain:
         for middleware in self.stack:
             middleware.before_run(state, ctx)
 
-    def contributed_blocks(self, state: RunState) -> list[SourcedBlock]:
-        """``system:agent`` then every contributor's blocks, each tagged with its part id."""
+    def contributed_blocks(self, state: RunState, tools: Toolset | None = None) -> list[SourcedBlock]:
+        """``system:agent`` then every contributor's blocks, each tagged with its part id (``tools``: the
+        call's toolset when the caller has made it already)."""
         agent = state.agent
+        tools = tools or toolset_of(agent, state)
         blocks = (
             [SourcedBlock(system_part("agent"), Block(agent.system_prompt))] if agent.system_prompt else []
         )
         for middleware in self.stack:
-            blocks.extend(middleware.system_blocks(agent, state))
+            blocks.extend(middleware.system_blocks(agent, state, tools))
         return blocks
 
     def system_blocks(self, state: RunState) -> list[SourcedBlock]:
@@ -70,12 +72,12 @@ class Chain:
         """The next request before the model wrappers: blocks, tools, and the history after the summary
         (``history``: ``history_messages(state)`` when the caller has built it already). Its report
         names the system blocks the overrides left out."""
-        blocks = self.contributed_blocks(state)
+        tools = toolset_of(state.agent, state)  # once a call: the contributors and the report read it
+        blocks = self.contributed_blocks(state, tools)
         dropped = [b for b in blocks if state.overrides.excludes(b.part)]
         left_out = LeftOut(
             "chain", OVERRIDDEN, tuple(b.part for b in dropped), sum(estimate_block(b.block) for b in dropped)
         )
-        tools = toolset_of(state.agent, state)
         report = replace(NOTHING, toolset=tools, dropped_with=self._dropped_with(blocks, tools))
         return Draft(
             model=state.agent.model,

@@ -17,6 +17,7 @@ from hango.agent.middleware.todo import TodoMiddleware
 from hango.agent.parts import SourcedBlock, kind_of
 from hango.agent.state import RunState, Skill
 from hango.agent.tools.base import ToolContext, run_tool
+from hango.agent.toolset import toolset_of
 from hango.messages import Block, ToolUseBlock
 from hango.store import TenantStore
 from tests.support.sql import count_statements
@@ -39,7 +40,7 @@ def prepare(middleware, state: RunState, store: TenantStore, engine: sa.Engine) 
 
 
 def blocks(middleware, state: RunState) -> list[SourcedBlock]:
-    return middleware.system_blocks(state.agent, state)
+    return middleware.system_blocks(state.agent, state, toolset_of(state.agent, state))
 
 
 # --- filesystem ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from hango.messages import Response, ToolResultBlock
 if TYPE_CHECKING:
     from hango.agent.deps import RunContext
     from hango.agent.tools.base import Tool
+    from hango.agent.toolset import Toolset
 
 ModelHandler = Callable[[Draft], Response]
 ToolHandler = Callable[[ToolCall], ToolResultBlock]
@@ -34,7 +35,7 @@ class Middleware:
     # (``Chain.draft`` reports a block an override left out that way, ``Report.dropped_with``).
     speaks_of: ClassVar[frozenset[str]] = frozenset()
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def system_blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
         return []
 
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
@@ -67,13 +68,13 @@ class Switchable(Middleware, ABC):
         if self.enabled(state.agent):
             self.load(state, ctx)
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        return self.blocks(agent, state) if self.enabled(agent) else []
+    def system_blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
+        return self.blocks(agent, state, tools) if self.enabled(agent) else []
 
     @abstractmethod
     def load(self, state: RunState, ctx: RunContext) -> None:
         """What the run hook loads when the middleware is on."""
 
     @abstractmethod
-    def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
         """The system blocks it sends when it is on."""

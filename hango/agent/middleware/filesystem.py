@@ -8,7 +8,7 @@ from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
 from hango.agent.tools.filesystem import FILESYSTEM_TOOLS, filesystem_tools
 from hango.agent.tools.paths import MEMORIES, SKILL_FILE, SKILLS
-from hango.agent.toolset import toolset_of
+from hango.agent.toolset import Toolset
 from hango.messages import Block
 
 
@@ -36,8 +36,8 @@ class FilesystemMiddleware(Middleware):
     name = "filesystem"
     speaks_of = frozenset(FILESYSTEM_TOOLS)
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        sent = toolset_of(agent, state).sent
+    def system_blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
+        sent = tools.sent
         if not sent & self.speaks_of:
             return []
         return [SourcedBlock(system_part(self.name), Block(instructions(sent)))]

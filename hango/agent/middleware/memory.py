@@ -14,6 +14,7 @@ from hango.agent.middleware.base import Switchable
 from hango.agent.parts import SourcedBlock, memory_part, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.paths import MEMORIES
+from hango.agent.toolset import Toolset
 from hango.messages import Block
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class MemoryMiddleware(Switchable):
     def load(self, state: RunState, ctx: RunContext) -> None:
         state.memory = load_memory(ctx.store, state)
 
-    def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
         memory = bounded(state.memory)
         if not memory:
             return [SourcedBlock(system_part(self.name), Block(EMPTY))]

@@ -8,7 +8,7 @@ from hango.agent.middleware.base import Switchable
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, Skill
 from hango.agent.tools.paths import skill_file
-from hango.agent.toolset import toolset_of
+from hango.agent.toolset import Toolset
 from hango.messages import Block
 
 if TYPE_CHECKING:
@@ -50,6 +50,6 @@ class SkillsMiddleware(Switchable):
     def load(self, state: RunState, ctx: RunContext) -> None:
         state.skills = load_skills(ctx.store, state)
 
-    def blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        text = skills_index(state.skills, toolset_of(agent, state).sent)
+    def blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
+        text = skills_index(state.skills, tools.sent)
         return [SourcedBlock(system_part(self.name), Block(text))]

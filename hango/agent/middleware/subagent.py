@@ -9,7 +9,7 @@ from hango.agent.middleware.base import Middleware
 from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState, StoredMessage
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure, schema
-from hango.agent.toolset import toolset_of
+from hango.agent.toolset import Toolset
 from hango.agent.turn_loop import Sink, take_turns
 from hango.errors import QuotaExhausted
 from hango.messages import Block, Message, TextBlock, ToolDef, text_of
@@ -77,8 +77,8 @@ class SubagentMiddleware(Middleware):
     name = "subagent"
     speaks_of = frozenset({TASK.name})
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
-        if not self.speaks_of & toolset_of(agent, state).sent:
+    def system_blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
+        if not self.speaks_of & tools.sent:
             return []
         return [SourcedBlock(system_part("subagent"), Block(INSTRUCTIONS))]
 

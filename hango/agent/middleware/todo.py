@@ -7,7 +7,7 @@ from hango.agent.parts import SourcedBlock, system_part
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool
 from hango.agent.tools.todos import WRITE_TODOS, render_todos, todo_tools
-from hango.agent.toolset import toolset_of
+from hango.agent.toolset import Toolset
 from hango.messages import Block
 
 HEADER = "Your todo list for this session:\n\n"
@@ -19,10 +19,10 @@ class TodoMiddleware(Middleware):
 
     name = "todo"
 
-    def system_blocks(self, agent: AgentConfig, state: RunState) -> list[SourcedBlock]:
+    def system_blocks(self, agent: AgentConfig, state: RunState, tools: Toolset) -> list[SourcedBlock]:
         if WRITE_TODOS.name not in agent.tools:
             return []
-        header = WITH_TOOL if WRITE_TODOS.name in toolset_of(agent, state).sent else HEADER
+        header = WITH_TOOL if WRITE_TODOS.name in tools.sent else HEADER
         return [SourcedBlock(system_part(self.name), Block(header + render_todos(state.todos)))]
 
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
