@@ -79,6 +79,11 @@ class Chain:
             "chain", OVERRIDDEN, tuple(b.part for b in dropped), sum(estimate_block(b.block) for b in dropped)
         )
         report = replace(NOTHING, toolset=tools, dropped_with=self._dropped_with(blocks, tools))
+        if state.overrides:  # the blocks with no override, the tools' own included
+            whole = (
+                blocks if not state.overrides.agent else self.contributed_blocks(state, tools.unoverridden())
+            )
+            report = report.keeping(system=tuple(whole))
         return Draft(
             model=state.agent.model,
             system=tuple(apply_system(blocks, state.overrides)),

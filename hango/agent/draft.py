@@ -27,6 +27,19 @@ class Draft:
     def with_(self, **changes) -> Draft:
         return replace(self, **changes)
 
+    def unoverridden(self) -> Draft:
+        """This call as it would be without its overrides, from what the slots applying them kept
+        (``Report.unoverridden``): itself when it has none."""
+        kept = self.report.unoverridden
+        if kept is None:
+            return self
+        return replace(
+            self,
+            system=self.system if kept.system is None else kept.system,
+            tools=self.tools if kept.tools is None else kept.tools,
+            messages=self.messages if kept.messages is None else kept.messages,
+        )
+
     def to_request(self, model: str | None = None) -> Request:
         """The provider-facing request: provenance stripped, nothing hango-specific left."""
         return Request(

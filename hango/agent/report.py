@@ -29,6 +29,17 @@ class LeftOut:
 
 
 @dataclass(frozen=True)
+class Unoverridden:
+    """A call's parts before its overrides, each kept by the slot that applies them: the system blocks as
+    contributed with no override (``Chain.draft``), the history (the overrides slot) and the enabled tools
+    (the allowlist slot). An inspect reads a left-out part's content here instead of capturing twice."""
+
+    system: tuple[Any, ...] | None = None  # ``SourcedBlock``s (None: as sent)
+    tools: tuple[Any, ...] | None = None  # ``ToolDef``s
+    messages: tuple[Any, ...] | None = None  # ``SourcedMessage``s
+
+
+@dataclass(frozen=True)
 class Report:
     """What the slots did to one call on its way in: what each left out and why, whether it would compact,
     and the compaction it made."""
@@ -42,6 +53,9 @@ class Report:
     # system blocks a contributor did not send because an override left out every tool they speak of:
     # the block's part and the part of the first such tool whose return brings the block back
     dropped_with: tuple[tuple[PartID, PartID], ...] = field(default=(), compare=False)
+    # the call before its overrides, kept by the slots that apply them (``Unoverridden``); None when the
+    # call has none, so it is the call itself
+    unoverridden: Unoverridden | None = field(default=None, compare=False, repr=False)
 
     @property
     def excluded_tokens(self) -> int:
@@ -51,6 +65,10 @@ class Report:
     def leaving_out(self, entry: LeftOut) -> Report:
         """This report with ``entry`` added (unchanged when it names no part)."""
         return replace(self, left_out=(*self.left_out, entry)) if entry.parts else self
+
+    def keeping(self, **before: Any) -> Report:
+        """This report keeping what one overriding slot received (``system``, ``tools`` or ``messages``)."""
+        return replace(self, unoverridden=replace(self.unoverridden or Unoverridden(), **before))
 
     def past_trigger(self) -> Report:
         return replace(self, would_compact=True)

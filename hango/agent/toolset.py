@@ -86,6 +86,10 @@ class Toolset:
         """The state of every enabled tool, in name order."""
         return tuple(self.state(name) for name in sorted(self.enabled))
 
+    def unoverridden(self) -> Toolset:
+        """This toolset with no override: every enabled tool sent."""
+        return Toolset(self.enabled, self.enabled, self.served, Overrides(), self.skills)
+
     def left_out(self, tools: tuple[ToolDef, ...]) -> list[ToolDef]:
         """Of ``tools``, the enabled ones an override leaves out."""
         return [t for t in tools if t.name in self.enabled and t.name not in self.sent]

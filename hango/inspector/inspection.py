@@ -1,12 +1,12 @@
 """Inspection: a session's next model call before its overrides ("draft") and after them ("captured").
 
-Both are captured through the real chain on the state ``prepare_session``
-builds, so what the inspector shows is what the next run sends.
+The call is captured once through the real chain on the state ``prepare_session``
+builds, so what the inspector shows is what the next run sends; the call before
+its overrides is read from the same capture's report.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -16,7 +16,6 @@ from hango.agent.chain import Chain
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.ledger.record import SentCall, sent_call
-from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID
 from hango.agent.state import INSPECT, Caller, RunState
 from hango.store import TenantStore
@@ -39,12 +38,10 @@ class Assembly:
 
 
 def assemble(chain: Chain, state: RunState) -> Assembly:
-    """The call without overrides and with ``state.overrides`` (one capture when there are none)."""
-    if not state.overrides:
-        draft = capture(chain, state)
-        return Assembly(chain, state, draft, draft)
-    draft = capture(chain, dataclasses.replace(state, overrides=Overrides()))
-    return Assembly(chain, state, draft, capture(chain, state))
+    """The call with ``state.overrides`` and without them, from one capture: the slots that apply the
+    overrides keep what they received on the call's report (``Draft.unoverridden``)."""
+    captured = capture(chain, state)
+    return Assembly(chain, state, captured.unoverridden(), captured)
 
 
 def inspect_session(deps: Deps, store: TenantStore, session: Any, caller: Caller) -> Assembly:

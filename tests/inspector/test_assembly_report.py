@@ -14,8 +14,9 @@ from hango.agent.overrides import Overrides
 from hango.agent.parts import SUMMARY, message_part, tool_part
 from hango.agent.report import OVERRIDDEN, SUMMARIZED, LeftOut
 from hango.agent.state import Caller, RunHandles
+from hango.inspector import inspection
 from hango.store import TenantStore
-from tests.inspector.conftest import Lab, excluding
+from tests.inspector.conftest import Lab, assistant, by_id, excluding, override_set, user
 from tests.inspector.test_compact import long_chat
 
 AGENT_PARTS, SESSION_PARTS = ("system:todo", "tool:grep"), ("message:1", "message:2")
@@ -66,3 +67,37 @@ def test_a_capture_reports_what_each_slot_left_out_and_why_and_the_compaction_it
         | {tool_part(t.name) for t in sent.tools}
     )
     assert kept.isdisjoint([*AGENT_PARTS, *SESSION_PARTS, *summarized]) and SUMMARY in kept
+
+
+def test_an_inspect_captures_its_call_once_and_reads_the_call_before_its_overrides_from_that_capture(
+    lab: Lab, monkeypatch
+):
+    agent = lab.agent()
+    session = lab.session(
+        agent, [user("where is the config?"), assistant("In ./etc."), user("and the logs?")]
+    )
+    plain = lab.inspect(session)
+    agent_set = override_set(exclude=AGENT_PARTS, replace={"system:agent": "Be brief."})
+    assert lab.put_agent(agent, agent_set).status_code == 200
+    assert lab.put_session(session, excluding(*SESSION_PARTS)).status_code == 200
+    captures = []
+
+    def counted(chain, state):
+        captures.append(state.overrides)
+        return capture(chain, state)
+
+    monkeypatch.setattr(inspection, "capture", counted)
+    body = lab.inspect(session)
+
+    assert len(captures) == 1 and captures[0]  # one capture, the one with the overrides
+    before, after = by_id(plain), by_id(body)
+    assert list(before) == [p for p in after if not after[p]["stale"]]  # every part, in the same order
+    for part in [*AGENT_PARTS, *SESSION_PARTS]:
+        assert not after[part]["included"]
+        assert (after[part]["tokens"], after[part]["preview"]) == (
+            before[part]["tokens"],
+            before[part]["preview"],
+        )
+    assert after["system:agent"]["original_tokens"] == before["system:agent"]["tokens"]
+    assert after["system:agent"]["preview"] == "Be brief."
+    assert body["total_before"] == plain["total_after"] > body["total_after"]

@@ -49,6 +49,8 @@ class ContextOverridesMiddleware(Middleware):
         state.overrides = load_overrides(ctx.store, state)
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
+        if state.overrides:  # the history before the message overrides, for the inspector
+            draft = draft.with_(report=draft.report.keeping(messages=draft.messages))
         if not state.overrides.session:
             return call_next(draft)
         kept = apply_messages(draft.messages, state.overrides.session)

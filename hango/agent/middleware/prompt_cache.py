@@ -13,4 +13,8 @@ class PromptCacheMiddleware(Middleware):
     name = "prompt_cache"
 
     def wrap_model_call(self, draft: Draft, state: RunState, call_next: ModelHandler) -> Response:
-        return call_next(with_breakpoints(draft))
+        report = draft.report
+        if report.unoverridden is not None:  # the call before its overrides, with the marks it would carry
+            whole = with_breakpoints(draft.unoverridden())
+            report = report.keeping(system=whole.system, messages=whole.messages)
+        return call_next(with_breakpoints(draft.with_(report=report)))

@@ -27,4 +27,7 @@ class ToolAllowlistMiddleware(Middleware):
             sum(estimate_tool(t) for t in excluded),
         )
         sent = tuple(t for t in draft.tools if t.name in tools.sent)
-        return call_next(draft.with_(tools=sent, report=draft.report.leaving_out(left_out)))
+        report = draft.report.leaving_out(left_out)
+        if state.overrides:  # the enabled tools before the tool overrides, for the inspector
+            report = report.keeping(tools=tuple(t for t in draft.tools if t.name in tools.enabled))
+        return call_next(draft.with_(tools=sent, report=report))
