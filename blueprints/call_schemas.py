@@ -17,6 +17,9 @@ class CallUsageSchema(Schema):
     output_tokens = fields.Integer()
     cache_read_tokens = fields.Integer()
     cache_write_tokens = fields.Integer()
+    prompt_tokens = fields.Integer(
+        metadata={"description": "the prompt the provider counted: input, cache read and cache write"}
+    )
 
 
 class CallCacheSchema(Schema):

@@ -148,8 +148,8 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 
 
 def text_of(message: Message) -> str:
-    """The concatenated text blocks of a message."""
-    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+    """The concatenated text blocks of a message the provider receives (``is_sent``: no blank text)."""
+    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock) and is_sent(b))
 
 
 def is_sent(block: ContentBlock) -> bool:
@@ -159,5 +159,6 @@ def is_sent(block: ContentBlock) -> bool:
 
 
 def holds_text(message: Message) -> bool:
-    """True when ``message`` has at least one text block (a tool-only message has none)."""
-    return any(isinstance(b, TextBlock) for b in message.content)
+    """True when ``message`` sends at least one text block (``is_sent``: a tool-only message, or one whose
+    texts are blank, holds none)."""
+    return any(isinstance(b, TextBlock) and is_sent(b) for b in message.content)

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hango.messages import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock
+from hango.messages import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock, is_sent
 
 
 def _byte_table(classes: Iterable[tuple[Iterable[int], bytes]], default: bytes) -> bytes:
@@ -272,7 +272,8 @@ class Estimator:
         return self.memo.get(message, self._estimate_message)
 
     def _estimate_message(self, message: Message) -> int:
-        return self.weights.message + sum(self.estimate_content(b) for b in message.content)
+        # a blank text is not sent (``is_sent``, the adapters' rule): it costs nothing
+        return self.weights.message + sum(self.estimate_content(b) for b in message.content if is_sent(b))
 
     def estimate_messages(self, messages: Iterable[Message]) -> int:
         """The sum of ``estimate_message`` over ``messages``, in one loop."""
@@ -289,7 +290,7 @@ class Estimator:
 
 # The version of ``DEFAULT_ESTIMATOR``'s estimates, stored with each message's estimate. Bump it with
 # any change that alters an estimate: stored estimates of an older version are then estimated again.
-ESTIMATOR_VERSION = 1
+ESTIMATOR_VERSION = 2
 DEFAULT_ESTIMATOR = Estimator()
 remember_message = DEFAULT_ESTIMATOR.memo.put
 estimate_text = DEFAULT_ESTIMATOR.estimate_text

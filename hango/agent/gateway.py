@@ -29,8 +29,6 @@ from hango.providers.prices import Tokens, costs_by_part, prices_of
 from hango.store import TenantStore
 from hango.telemetry import names
 
-USAGE_FIELDS = TOKEN_FIELDS  # a call's usage dict: the fields of ``Usage``
-
 
 @dataclass(frozen=True)
 class Sent:
@@ -161,7 +159,7 @@ class Gateway:
             call_id=str(call_id) if call_id else None,
             purpose=self.state.mode.purpose,
             duration_ms=duration_ms,
-            usage={k: usage[k] for k in USAGE_FIELDS},
+            usage={k: usage[k] for k in TOKEN_FIELDS},
             **self._cost(request.model, usage, started),
             cache=verdict.as_dict() if verdict is not None else None,
         )

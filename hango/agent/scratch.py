@@ -34,7 +34,7 @@ from hango.agent.chain import Chain
 from hango.agent.compactor import StoredCompactor
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
-from hango.agent.gateway import USAGE_FIELDS, Gateway
+from hango.agent.gateway import Gateway
 from hango.agent.overlay import OverlayStore
 from hango.agent.parts import new_try_id
 from hango.agent.run_steps import Steps
@@ -43,7 +43,7 @@ from hango.agent.tools.base import Tool, ToolContext
 from hango.agent.turn_loop import Sink, take_turns
 from hango.agent.turns import tool_uses
 from hango.errors import NotFound
-from hango.messages import Message, Response, ToolResultBlock, message_to_dict
+from hango.messages import TOKEN_FIELDS, Message, Response, ToolResultBlock, message_to_dict
 from hango.store.locks import lock_session, unlock_session
 from hango.store.read_only import read_only_snapshot
 
@@ -76,7 +76,7 @@ class TurnRecord:
             self.asked[use.id] = len(self.calls) - 1
 
     def usage(self) -> dict[str, int]:
-        return {name: sum(call["usage"][name] for call in self.calls) for name in USAGE_FIELDS}
+        return {name: sum(call["usage"][name] for call in self.calls) for name in TOKEN_FIELDS}
 
     def cost(self) -> float | None:
         """The turn's total price in USD, a number as each call's ``cost.usd``; None when some call has no price.

@@ -232,16 +232,8 @@ class Choice:
         if self.top is not None:
             sent = [p for parts in groups for p in parts if p["included"]]
             return {p["id"] for p in largest(sent, self.top)}
-        turns = {p["id"] for parts in groups for p in parts if is_turn(p)}
+        turns = {p["id"] for parts in groups for p in parts if p.get("turn")}
         return turns | {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
-
-
-def is_turn(part: dict[str, Any]) -> bool:
-    """The summary, or a user message holding text (not only tool results): a turn of the conversation."""
-    if part["kind"] == "summary":
-        return True
-    blocks = part["label"].partition("·")[2].split(",")
-    return part["kind"] == "message" and part.get("role") == "user" and "text" in [b.strip() for b in blocks]
 
 
 def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:

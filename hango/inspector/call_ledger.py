@@ -25,10 +25,10 @@ from hango.inspector.call_views import (
 )
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.verdict_words import verdict_words
+from hango.messages import TOKEN_FIELDS, prompt_tokens
 from hango.providers.prices import Prices, Tokens, part_costs, prices_of, session_cost
 from hango.store import TenantStore
 from hango.store.pages import Page
-from hango.store.usage import TOKEN_COLUMNS
 
 
 def prices(deps: Deps) -> Prices:
@@ -60,7 +60,10 @@ def call_view(row: Any, table: Prices) -> dict[str, Any]:
     return {
         **{name: row._mapping[name] for name in ("id", "purpose", "run_id", "model", "started_at")},
         "duration_ms": row.duration_ms,
-        "usage": {name: row._mapping[name] for name in TOKEN_COLUMNS},
+        "usage": {
+            **{name: row._mapping[name] for name in TOKEN_FIELDS},
+            "prompt_tokens": prompt_tokens(row._mapping),
+        },
         "estimated_input_tokens": row.estimated_input_tokens,
         "parts_count": row.parts_count,
         "cache": {**cache, **verdict_words(cache)},

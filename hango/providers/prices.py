@@ -30,7 +30,7 @@ from genai_prices.data_snapshot import get_snapshot
 from genai_prices.types import ModelPrice
 
 from hango.config import parse_prices
-from hango.messages import TOKEN_FIELDS
+from hango.messages import TOKEN_FIELDS, prompt_tokens
 from hango.providers import SPECS, UnknownProvider, split_model
 
 TABLE = f"genai-prices {version('genai-prices')}"
@@ -48,6 +48,11 @@ class Tokens(NamedTuple):
     def of(cls, usage: Mapping[str, int]) -> Tokens:
         """The tokens of a usage record: a call's usage dict, or a stored row's ``_mapping``."""
         return cls(**{name.removesuffix("_tokens"): usage[name] for name in TOKEN_FIELDS})
+
+    @property
+    def prompt(self) -> int:
+        """The prompt the provider counted (``hango.messages.prompt_tokens``)."""
+        return prompt_tokens({f"{name}_tokens": count for name, count in self._asdict().items()})
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,7 @@ def _table_model(table_id: str, bare: str) -> Any:
 
 def _priced(price: ModelPrice, tokens: Tokens) -> Decimal:
     usage = Usage(
-        input_tokens=tokens.input + tokens.cache_read + tokens.cache_write,
+        input_tokens=tokens.prompt,  # genai-prices counts the cache's tokens inside the input
         cache_read_tokens=tokens.cache_read,
         cache_write_tokens=tokens.cache_write,
         output_tokens=tokens.output,

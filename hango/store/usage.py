@@ -15,7 +15,6 @@ from hango.store.recorded_changes import KEPT
 
 # The recent calls of an agent and model whose median of reported ÷ estimated input is its calibration.
 CALIBRATION_CALLS = 20
-TOKEN_COLUMNS = TOKEN_FIELDS  # the ``usage_records`` columns are named after the fields of ``Usage``
 
 
 def month_start(now: dt.datetime) -> dt.datetime:
@@ -34,7 +33,7 @@ def _quota_left_statement() -> sa.Select:
     only when the tenant has a quota (PostgreSQL runs a subquery of a ``CASE`` branch only when it takes
     the branch)."""
     tenant = sa.bindparam("the_tenant", type_=tenants.c.id.type)
-    spent = sum(usage_records.c[name] for name in TOKEN_COLUMNS)
+    spent = sum(usage_records.c[name] for name in TOKEN_FIELDS)
     used = (
         sa.select(sa.func.coalesce(sa.func.sum(spent), 0))
         .where(
@@ -57,7 +56,7 @@ class Usage(Scoped):
 
     def totals(self, start: dt.datetime, end: dt.datetime) -> list[sa.Row]:
         """Calls and token sums per purpose, provider and model for records in ``[start, end)``."""
-        sums = [sa.func.coalesce(sa.func.sum(usage_records.c[name]), 0).label(name) for name in TOKEN_COLUMNS]
+        sums = [sa.func.coalesce(sa.func.sum(usage_records.c[name]), 0).label(name) for name in TOKEN_FIELDS]
         groups = (usage_records.c.purpose, usage_records.c.provider, usage_records.c.model)
         query = (
             sa.select(*groups, sa.func.count().label("calls"), *sums)
@@ -97,7 +96,7 @@ class Usage(Scoped):
             usage_records.c.provider,
             usage_records.c.model,
             minute,
-            *(usage_records.c[n] for n in TOKEN_COLUMNS),
+            *(usage_records.c[n] for n in TOKEN_FIELDS),
         )
         query = (
             sa.select(*groups, sa.func.count().label("calls"))
@@ -122,7 +121,7 @@ class Usage(Scoped):
             "period_end": end,
             "totals": totals,
             "mcp_calls": self.mcp_calls(start, end),
-            "used_tokens": sum(getattr(row, name) for row in totals for name in TOKEN_COLUMNS),
+            "used_tokens": sum(getattr(row, name) for row in totals for name in TOKEN_FIELDS),
             "token_quota": quota.token_quota,
             "quota_left": quota.left,
         }

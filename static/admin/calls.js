@@ -123,7 +123,6 @@ document.addEventListener("alpine:init", () => {
       return this.calls.slice().reverse();
     },
 
-    sent: (call) => call.usage.input_tokens + call.usage.cache_read_tokens + call.usage.cache_write_tokens,
     purpose: (call) => (call.purpose === "context_try" ? "try" : call.purpose),
     badgeClass: (call) => ({ hit: "ok", miss: "danger", first: "", none: "cache" })[call.cache.badge],
 

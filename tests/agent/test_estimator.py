@@ -30,6 +30,9 @@ from hango.messages import (
     ToolDef,
     ToolResultBlock,
     ToolUseBlock,
+    holds_text,
+    is_sent,
+    text_of,
 )
 
 # Token counts of the Claude BPE in anthropic-tokenizer 0.1.0 (see docs/estimator.md),
@@ -115,14 +118,20 @@ def test_dropping_messages_lowers_the_estimate_by_exactly_theirs(
 
 
 @given(messages)
-def test_message_estimate_is_its_framing_plus_its_blocks(message: Message) -> None:
-    assert estimate_message(message) == Weights().message + sum(estimate_content(b) for b in message.content)
+def test_message_estimate_is_its_framing_plus_its_sent_blocks(message: Message) -> None:
+    sent = sum(estimate_content(b) for b in message.content if is_sent(b))
+    assert estimate_message(message) == Weights().message + sent
 
 
 @given(messages, content_blocks)
-def test_adding_a_block_raises_the_message_estimate(message: Message, block: ContentBlock) -> None:
+def test_adding_a_block_raises_the_message_estimate_by_what_is_sent(
+    message: Message, block: ContentBlock
+) -> None:
     longer = Message(role=message.role, content=(*message.content, block))
-    assert estimate_message(longer) > estimate_message(message)
+    if is_sent(block):
+        assert estimate_message(longer) > estimate_message(message)
+    else:  # a blank text, which no adapter sends
+        assert estimate_message(longer) == estimate_message(message)
 
 
 @given(texts, texts)
@@ -220,10 +229,18 @@ def test_a_changed_message_is_estimated_anew_and_other_estimators_keep_their_own
     assert double.estimate_message(message) > estimate_message(message)
 
 
+def test_a_blank_text_costs_nothing_as_no_adapter_sends_it() -> None:
+    use = ToolUseBlock("toolu_1", "ls", {})
+    blank = Message("assistant", (TextBlock(" \n"), use, TextBlock("")))
+    assert estimate_message(blank) == estimate_message(Message("assistant", (use,)))
+    assert text_of(blank) == "" and not holds_text(blank)
+    assert holds_text(Message("user", (TextBlock(""), TextBlock("hi"))))
+
+
 # The estimates that each ESTIMATOR_VERSION gives these messages (REFERENCE's texts and tool blocks).
 # Messages store their estimate with the version: an estimate that changes under the same version
 # would leave stale estimates in every stored history.
-ESTIMATES_BY_VERSION = {1: [46, 59, 77, 99, 36, 59, 56, 49]}
+ESTIMATES_BY_VERSION = {1: [46, 59, 77, 99, 36, 59, 56, 49], 2: [46, 59, 77, 99, 36, 59, 56, 49]}
 
 
 def fingerprint_messages() -> list[Message]:

@@ -8,7 +8,8 @@ from collections import defaultdict
 import sqlalchemy as sa
 
 from hango.agent.compaction import SUMMARIZER_PROMPT
-from hango.store.usage import TOKEN_COLUMNS, month_start, next_month
+from hango.messages import TOKEN_FIELDS
+from hango.store.usage import month_start, next_month
 from tests.budget.conftest import FAKE_MODEL, delegating_run, make_agent, make_session, say, usage_rows
 from tests.fakes.provider_server import MESSAGES, FakeProviderServer
 from tests.support.clients import As, Tenant
@@ -25,7 +26,7 @@ def test_a_run_with_a_subagent_writes_one_row_per_call_with_its_purpose(
     rows = usage_rows(engine, fake_owner.tenant_id)
 
     assert len(fake.bodies(MESSAGES)) == len(rows) == 3
-    assert [(r.purpose, *(getattr(r, c) for c in TOKEN_COLUMNS)) for r in rows] == [
+    assert [(r.purpose, *(getattr(r, c) for c in TOKEN_FIELDS)) for r in rows] == [
         ("run", 100, 20, 300, 40),
         ("subagent", 50, 10, 0, 0),
         ("run", 120, 30, 280, 0),
@@ -73,11 +74,11 @@ def test_compaction_bills_its_call_as_summarize(
 
 def totals_of(rows: list[sa.Row]) -> list[dict]:
     """``GET /v1/usage`` totals as they should be: calls and token sums per purpose, provider and model."""
-    grouped: dict[tuple, dict] = defaultdict(lambda: {"calls": 0, **dict.fromkeys(TOKEN_COLUMNS, 0)})
+    grouped: dict[tuple, dict] = defaultdict(lambda: {"calls": 0, **dict.fromkeys(TOKEN_FIELDS, 0)})
     for row in rows:
         group = grouped[(row.purpose, row.provider, row.model)]
         group["calls"] += 1
-        for column in TOKEN_COLUMNS:
+        for column in TOKEN_FIELDS:
             group[column] += getattr(row, column)
     return [
         {"purpose": p, "provider": provider, "model": m, **sums}
@@ -111,7 +112,7 @@ def test_usage_shows_this_months_totals_per_purpose_and_model_and_the_quota_left
         ("run", "offline"),
         ("subagent", "anthropic"),
     ]
-    used = sum(getattr(r, c) for r in rows for c in TOKEN_COLUMNS)
+    used = sum(getattr(r, c) for r in rows for c in TOKEN_FIELDS)
     assert (shown["used_tokens"], shown["token_quota"], shown["quota_left"]) == (used, 5000, 5000 - used)
     start = month_start(dt.datetime.now(dt.UTC))
     assert dt.datetime.fromisoformat(shown["period_start"]) == start

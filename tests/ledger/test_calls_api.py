@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from hango.messages import prompt_tokens
 from tests.inspector.conftest import assistant, override_set, user
 from tests.ledger.helpers import call_detail, listed_calls, oldest_first
 from tests.runtime.chat import tool_call
@@ -36,7 +37,9 @@ def test_calls_are_listed_newest_first_with_usage_estimate_parts_and_verdict(lab
             "output_tokens",
             "cache_read_tokens",
             "cache_write_tokens",
+            "prompt_tokens",
         }
+        assert call["usage"]["prompt_tokens"] == prompt_tokens(call["usage"])
         assert call["estimated_input_tokens"] > 0 and call["duration_ms"] >= 0
     assert oldest["cache"]["miss_reason"] == "first_call"
     assert set(newest["cache"]) == {

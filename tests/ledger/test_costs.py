@@ -15,7 +15,7 @@ from hango import worker
 from hango.agent.deps import Deps
 from hango.config import ConfigError, load_config
 from hango.db.schema import pending_part_costs
-from hango.messages import Message, Response, TextBlock, Usage
+from hango.messages import TOKEN_FIELDS, Message, Response, TextBlock, Usage
 from hango.providers.prices import Prices, Tokens
 from hango.store import TenantStore
 from hango.store.part_costs import fold_waiting
@@ -90,7 +90,7 @@ def test_the_offline_model_is_priced_at_its_reference_models_prices_labelled_sim
 
     (call,) = oldest_first(lab, session)
 
-    usage = Usage(**call["usage"])
+    usage = Usage(**{name: call["usage"][name] for name in TOKEN_FIELDS})
     assert call["cost"]["usd"] > 0
     assert call["cost"]["usd"] == pytest.approx(table_price("claude-sonnet-4-6", usage), rel=1e-12)
     assert call["cost"]["source"].startswith("genai-prices ")

@@ -19,7 +19,7 @@ from hango.agent.ledger.simulated_cache import simulated_usage
 from hango.agent.ledger.verdict import judge, rules_for
 from hango.cli import demo
 from hango.config import load_config
-from hango.messages import Usage
+from hango.messages import Usage, prompt_tokens
 from hango.providers import SIMULATED_MODEL
 from hango.providers.base import CacheRules
 from hango.providers.prices import Prices, Tokens
@@ -60,6 +60,8 @@ def test_the_offline_default_shows_cache_hits_misses_with_causes_and_money_at_si
     assert "prefix_changed" in {m["miss_reason"] for m in misses}
     assert any(m["miss_part"] == "system:todo" and m["miss_cause"] == "todos_changed" for m in misses)
     assert any(c["usage"]["cache_write_tokens"] > 0 for c in calls)
+    # the prompt the provider counted, summed by the server once (``prompt_tokens``), read by the Calls tab
+    assert all(c["usage"]["prompt_tokens"] == prompt_tokens(c["usage"]) > 0 for c in calls)
     assert all(c["cost"]["usd"] > 0 and c["cost"]["simulated_at"] == SIMULATED_MODEL for c in calls)
     assert cost["usd"] == pytest.approx(sum(c["cost"]["usd"] for c in calls))
     assert cost["simulated_at"] == SIMULATED_MODEL and cost["priced_calls"] == len(calls)
