@@ -3,7 +3,7 @@
 ``tests/data/tool_catalog/catalog.json`` holds the tools as their servers list them;
 ``queries.json`` the 50 queries of the quality figure, each written as a user would
 ask, with the tool names (``<server>__<tool>``) that answer it; ``held_out_queries.json``
-20 more, written after the ranker's words were chosen.
+20 more, written after the ranker's words were chosen (and looked at once when its synonyms grew).
 """
 
 from __future__ import annotations
