@@ -40,8 +40,17 @@ INSPECT_PATH = (
     "blueprints/compact.py",
     "blueprints/calls.py",
 )
-# The benchmark that writes each table (``--write-doc``); each measures the inspect path.
-WRITERS = {"inspect": "scripts.bench.inspector", "letta": "scripts.bench.letta", "mcp": "scripts.bench.mcp"}
+# The benchmark that writes each table (``--write-doc``); each measures the inspect path unless ``PATHS``
+# names what it measures instead.
+WRITERS = {
+    "inspect": "scripts.bench.inspector",
+    "letta": "scripts.bench.letta",
+    "mcp": "scripts.bench.mcp",
+    "tool_search": "scripts.bench.tool_search",
+}
+PATHS = {
+    "tool_search": ("hango/tool_search.py", "tests/data/tool_catalog", "scripts/bench/tool_search.py"),
+}
 _TABLE = re.compile(
     r"<!-- bench:(?P<name>[\w-]+) (?P<attrs>[^>]*?) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
 )
@@ -65,9 +74,14 @@ def git(*argv: str, cwd: Path = REPO_ROOT) -> str:
     return done.stdout.strip()
 
 
-def measured_commit(cwd: Path = REPO_ROOT) -> tuple[str, bool]:
-    """The commit checked out, and whether the inspect path has uncommitted changes."""
-    changed = git("status", "--porcelain", "--", *INSPECT_PATH, cwd=cwd)
+def path_of(name: str) -> tuple[str, ...]:
+    """What the table ``name`` measures: its own paths, or the inspect path."""
+    return PATHS.get(name, INSPECT_PATH)
+
+
+def measured_commit(cwd: Path = REPO_ROOT, path: tuple[str, ...] = INSPECT_PATH) -> tuple[str, bool]:
+    """The commit checked out, and whether ``path`` (the inspect path) has uncommitted changes."""
+    changed = git("status", "--porcelain", "--", *path, cwd=cwd)
     return git("rev-parse", "HEAD", cwd=cwd), bool(changed)
 
 
@@ -91,7 +105,7 @@ def tables(text: str) -> list[Table]:
 
 def write_table(name: str, body: str, doc: Path = DOC, cwd: Path = REPO_ROOT) -> None:
     """Put ``body`` between ``name``'s markers in ``doc``, with the commit, date and load it ran at."""
-    commit, dirty = measured_commit(cwd)
+    commit, dirty = measured_commit(cwd, path_of(name))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
     opening = (
@@ -107,7 +121,7 @@ def write_table(name: str, body: str, doc: Path = DOC, cwd: Path = REPO_ROOT) ->
     doc.write_text(pattern.sub(lambda _: block, text, count=1))
 
 
-def changed_since(commit: str, cwd: Path = REPO_ROOT) -> list[str]:
-    """The commits after ``commit`` (up to HEAD) that changed the inspect path, newest first."""
-    log = git("log", "--format=%h %s", f"{commit}..HEAD", "--", *INSPECT_PATH, cwd=cwd)
+def changed_since(commit: str, cwd: Path = REPO_ROOT, path: tuple[str, ...] = INSPECT_PATH) -> list[str]:
+    """The commits after ``commit`` (up to HEAD) that changed ``path`` (the inspect path), newest first."""
+    log = git("log", "--format=%h %s", f"{commit}..HEAD", "--", *path, cwd=cwd)
     return log.splitlines()

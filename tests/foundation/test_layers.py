@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hango.auth", "hango.audit", "hango.run_events", "hango.ratelimit"),
     ("hango.store",),
     ("hango.providers", "hango.mcp"),
-    ("hango.agent",),
+    ("hango.agent", "hango.tool_search"),  # tool_search ranks tools with the agent tools' RE2 rule
     ("hango.inspector",),
     (
         "hango.api",

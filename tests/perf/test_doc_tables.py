@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 
 from hango.config import REPO_ROOT
-from scripts.bench.doc_tables import DOC, INSPECT_PATH, WRITERS, changed_since, git, tables, write_table
+from scripts.bench.doc_tables import (
+    DOC,
+    INSPECT_PATH,
+    WRITERS,
+    changed_since,
+    git,
+    path_of,
+    tables,
+    write_table,
+)
 
 pytestmark = pytest.mark.skipif(
     shutil.which("git") is None or not (REPO_ROOT / ".git").exists(), reason="needs the git history"
@@ -41,11 +50,11 @@ def test_each_benchmark_table_measured_a_committed_tree_of_this_history(table) -
 
 @pytest.mark.parametrize("table", TABLES, ids=[t.name for t in TABLES])
 def test_no_commit_after_a_benchmark_table_changed_the_inspect_path(table) -> None:
-    later = changed_since(table.commit)
+    later = changed_since(table.commit, path=path_of(table.name))
 
     assert not later, (
-        f"bench:{table.name} measured {table.commit[:12]}, but these later commits changed the inspect "
-        f"path: regenerate it (python -m {WRITERS[table.name]} --write-doc) and commit the doc\n"
+        f"bench:{table.name} measured {table.commit[:12]}, but these later commits changed what it "
+        f"measures: regenerate it (python -m {WRITERS[table.name]} --write-doc) and commit the doc\n"
         + "\n".join(later)
     )
 
@@ -112,3 +121,27 @@ def test_the_inspect_path_covers_the_runtime_the_store_and_the_context_blueprint
     assert {"hango/agent", "hango/inspector", "hango/store", "blueprints/context.py"} <= set(INSPECT_PATH)
     missing = [p for p in INSPECT_PATH if p.startswith("blueprints/") and not (REPO_ROOT / p).exists()]
     assert missing == []
+
+
+def test_a_table_with_its_own_paths_goes_stale_on_a_change_there_and_not_on_the_inspect_path(
+    tmp_path: Path,
+) -> None:
+    root = repository(tmp_path)
+    doc = root / "docs" / "performance.md"
+    doc.write_text(
+        doc.read_text() + "\n<!-- bench:tool_search commit=none dirty=yes -->\n<!-- /bench:tool_search -->\n"
+    )
+    (root / "hango" / "tool_search.py").write_text("x = 1\n")
+    commit(root, "ranking")
+    write_table("tool_search", "| a |", doc=doc, cwd=root)
+    commit(root, "figures")
+    (root / "hango" / "agent" / "inspect.py").write_text("x = 2\n")
+    commit(root, "slower inspect")
+    table = next(t for t in tables(doc.read_text()) if t.name == "tool_search")
+    assert changed_since(table.commit, cwd=root, path=path_of("tool_search")) == []
+
+    (root / "hango" / "tool_search.py").write_text("x = 2\n")
+    commit(root, "new ranking")
+
+    later = changed_since(table.commit, cwd=root, path=path_of("tool_search"))
+    assert [line.split(" ", 1)[1] for line in later] == ["new ranking"]
