@@ -77,6 +77,19 @@ class PartSchema(Schema):
             "description": "a turn of the conversation: the summary, or a user message that holds text"
         },
     )
+    deferred = fields.Boolean(
+        metadata={
+            "description": "a tool part the agent defers and `tool_search` has not revealed: not sent "
+            "(`included` false; `tokens` what it would cost, saved each call); other parts have none"
+        },
+    )
+    revealed_at = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "a deferred tool part `tool_search` revealed: the seq of the answer whose search "
+            "revealed it (sent from then on, after the tools sent from the start); null otherwise"
+        },
+    )
     server = fields.String(
         allow_none=True,
         metadata={
@@ -126,6 +139,13 @@ class ToolGroupSchema(Schema):
     cache_loss_tokens = fields.Integer(
         required=True,
         metadata={"description": "what a change of the group costs the cache: its first tool's"},
+    )
+    deferred = fields.Integer(
+        required=True,
+        metadata={"description": "of its tools, the deferred ones `tool_search` has not revealed (not sent)"},
+    )
+    deferred_tokens = fields.Integer(
+        required=True, metadata={"description": "their estimates: what deferring them saves each call"}
     )
     unavailable = fields.List(
         fields.Nested(UnavailableToolSchema),

@@ -40,6 +40,11 @@ class Draft:
             messages=self.messages if kept.messages is None else kept.messages,
         )
 
+    @property
+    def every_tool(self) -> tuple[ToolDef, ...]:
+        """Its tools, then the deferred ones it does not send (``Report.deferred``): every tool part."""
+        return (*self.tools, *self.report.deferred) if self.report.deferred else self.tools
+
     def to_request(self, model: str | None = None) -> Request:
         """The provider-facing request: provenance stripped, nothing hango-specific left."""
         return Request(

@@ -15,6 +15,7 @@ from typing import Any
 from hango.agent.parts import PartID
 
 OVERRIDDEN = "excluded by an override"
+DEFERRED = "deferred until tool_search reveals it"
 SUMMARIZED = "summarized by a compaction"
 
 
@@ -56,6 +57,8 @@ class Report:
     # the call before its overrides, kept by the slots that apply them (``Unoverridden``); None when the
     # call has none, so it is the call itself
     unoverridden: Unoverridden | None = field(default=None, compare=False, repr=False)
+    # the definitions of the deferred tools not revealed (the allowlist slot): the inspector shows them
+    deferred: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def excluded_tokens(self) -> int:

@@ -14,6 +14,7 @@ from hango.agent.middleware.subagent import SubagentMiddleware
 from hango.agent.middleware.summarization import SummarizationMiddleware
 from hango.agent.middleware.todo import TodoMiddleware
 from hango.agent.middleware.tool_allowlist import ToolAllowlistMiddleware
+from hango.agent.middleware.tool_search import ToolSearchMiddleware
 
 
 def default_stack() -> list[Middleware]:
@@ -24,6 +25,7 @@ def default_stack() -> list[Middleware]:
         MemoryMiddleware(),
         TodoMiddleware(),
         McpToolsMiddleware(),
+        ToolSearchMiddleware(),
         ContextOverridesMiddleware(),
         SummarizationMiddleware(),
         PromptCacheMiddleware(),

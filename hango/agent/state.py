@@ -203,6 +203,9 @@ class RunState:
     # by source (its part, as ``ServedTool.source``): the (tool, reason) of each tool it would serve that
     # hango never sends
     unavailable_tools: dict[PartID, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # the deferred tools ``tool_search`` revealed in the session, by the name the model calls: the seq of
+    # the answer that revealed each (stored; a try's reveals stay in its state)
+    revealed: dict[str, int] = field(default_factory=dict)
     summary: Summary | None = None
     unestimated: list[int] = field(default_factory=list)  # seqs loaded without a current stored estimate
     mode: Mode = RUN  # what the calls are for; what assembling one measured is its draft's ``report``

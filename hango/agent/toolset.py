@@ -9,19 +9,28 @@ as a whole). Every reader of what a call carries reads this one rule: the
 allowlist slot, the contributors whose text names a tool, compaction's summarizer
 call, and the run's dispatch of a tool call (only a sent tool runs, through the
 ``Tool`` its source made: a try's sources make tools that call no server).
+
+An agent may **defer** tools (``AgentConfig.defer``: listed tools or servers, or every server's
+tools once their definitions pass a share of the context window): a deferred tool is enabled
+but not sent until hango's ``tool_search`` (one more source, enabled while anything is deferred)
+reveals it for the rest of the session (``RunState.revealed``). Revealed tools are sent after
+the tools sent from the start, in the order they were revealed, so a reveal keeps the cached
+prefix of the tools before it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from hango.agent.estimator import estimate_tool
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, covering_parts, part_of, tool_part
 from hango.agent.state import AgentConfig, RunState, ServedTool
 from hango.messages import ToolDef
 
+TOOL_SEARCH = "tool_search"  # hango's own search over the deferred tools (``hango.agent.tools.tool_search``)
 AGENT = "agent"  # the source of the built-ins the agent enables by name
 SKILLS = "skills"  # the source of the names a skill's ``allowed_tools`` enables
 
@@ -36,10 +45,12 @@ class ToolState:
     source: str
     enabled: bool
     excluded_by: PartID | None = None
+    deferred: bool = False  # deferred and not revealed yet: ``tool_search`` finds it
+    revealed_at: int | None = None  # the seq of the answer whose ``tool_search`` call revealed it
 
     @property
     def sent(self) -> bool:
-        return self.enabled and self.excluded_by is None
+        return self.enabled and self.excluded_by is None and not self.deferred
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,14 @@ class Toolset:
     served: Mapping[str, ServedTool]
     overrides: Overrides
     skills: frozenset[str] = frozenset()
+    deferred: frozenset[str] = frozenset()  # enabled, deferred and not revealed: not sent
+    # the deferred tools revealed in the session, by name: the seq of the answer that revealed each
+    revealed: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def defers(self) -> bool:
+        """Whether the agent defers any tool of this call (then ``tool_search`` is enabled)."""
+        return bool(self.deferred or self.revealed)
 
     def answered_by(self, name: str) -> dict[str, str]:
         """Who answers a call of ``name``, as the run's tool events keep it (nothing for a built-in)."""
@@ -79,7 +98,10 @@ class Toolset:
         source = served.source if served is not None else SKILLS if name in self.skills else AGENT
         enabled = name in self.enabled
         excluded_by = next((p for p in covering_parts(part) if self.overrides.excludes(p)), None)
-        return ToolState(name, part, source, enabled, excluded_by if enabled else None)
+        deferred = enabled and name in self.deferred
+        return ToolState(
+            name, part, source, enabled, excluded_by if enabled else None, deferred, self.revealed.get(name)
+        )
 
     @cached_property
     def states(self) -> tuple[ToolState, ...]:
@@ -87,25 +109,63 @@ class Toolset:
         return tuple(self.state(name) for name in sorted(self.enabled))
 
     def unoverridden(self) -> Toolset:
-        """This toolset with no override: every enabled tool sent."""
-        return Toolset(self.enabled, self.enabled, self.served, Overrides(), self.skills)
+        """This toolset with no override: every enabled tool sent but the deferred ones."""
+        return replace(self, sent=self.enabled - self.deferred, overrides=Overrides())
+
+    def in_sending_order(self, tools: Iterable[ToolDef]) -> tuple[ToolDef, ...]:
+        """Of ``tools`` (in the stack's order), the sent ones: those sent from the start in that order,
+        then the revealed ones in the order they were revealed (seq, then name)."""
+        sent = [t for t in tools if t.name in self.sent]
+        first = [t for t in sent if t.name not in self.revealed]
+        later = sorted(
+            (t for t in sent if t.name in self.revealed), key=lambda t: (self.revealed[t.name], t.name)
+        )
+        return (*first, *later)
+
+    def deferred_of(self, tools: Iterable[ToolDef]) -> tuple[ToolDef, ...]:
+        """Of ``tools``, the deferred ones not revealed and no override leaves out: what ``tool_search`` finds."""
+        return tuple(t for t in tools if t.name in self.deferred and self.state(t.name).excluded_by is None)
 
     def left_out(self, tools: tuple[ToolDef, ...]) -> list[ToolDef]:
-        """Of ``tools``, the enabled ones an override leaves out."""
-        return [t for t in tools if t.name in self.enabled and t.name not in self.sent]
+        """Of ``tools``, the enabled ones an override leaves out (a deferred one too)."""
+        if not self.deferred:
+            return [t for t in tools if t.name in self.enabled and t.name not in self.sent]
+        return [t for t in tools if t.name in self.enabled and self.state(t.name).excluded_by is not None]
 
 
 def toolset_of(agent: AgentConfig, state: RunState) -> Toolset:
     """The toolset of ``state``'s next call: the tools its sources enable, less the ones an override
-    leaves out (the tool's own, or its MCP server's as a whole)."""
+    leaves out (the tool's own, or its MCP server's as a whole) and the deferred ones not revealed."""
     skills = frozenset(name for skill in state.skills for name in skill.allowed_tools)
     served = state.served_tools
     enabled = frozenset(agent.tools) | skills | served.keys()
+    deferring = deferred_names(agent, enabled, served)
+    revealed = {name: seq for name, seq in state.revealed.items() if name in deferring}
+    deferred = deferring - revealed.keys()
+    if deferring:
+        enabled |= {TOOL_SEARCH}
     overrides = state.overrides
     if not overrides.agent:
-        return Toolset(enabled, enabled, served, overrides, skills)
-    sent = frozenset(name for name in enabled if not overrides.excludes_tool(_part(name, served)))
-    return Toolset(enabled, sent, served, overrides, skills)
+        return Toolset(enabled, enabled - deferred, served, overrides, skills, deferred, revealed)
+    sent = frozenset(name for name in enabled - deferred if not overrides.excludes_tool(_part(name, served)))
+    return Toolset(enabled, sent, served, overrides, skills, deferred, revealed)
+
+
+def deferred_names(
+    agent: AgentConfig, enabled: frozenset[str], served: Mapping[str, ServedTool]
+) -> frozenset[str]:
+    """The enabled tools the agent defers: those its list names (a tool, or its server as a whole), and
+    with ``auto`` every served tool once their definitions together pass ``auto_percent`` of the context
+    window. It reads the agent and the tools alone, so it is the same from call to call (no flapping)."""
+    defer = agent.defer
+    if not defer:
+        return frozenset()
+    named = frozenset(name for name in enabled if defer.names_part(_part(name, served)))
+    if defer.auto_percent is None or not served:
+        return named
+    definitions = sum(estimate_tool(tool.definition) for tool in served.values())
+    past = definitions * 100 > defer.auto_percent * agent.context_window
+    return named | frozenset(served) if past else named
 
 
 def _part(name: str, served: Mapping[str, ServedTool]) -> PartID:

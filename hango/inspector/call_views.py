@@ -70,7 +70,7 @@ def current_sources(
     as they were sent).
     """
     shown: dict[tuple[str, str], Shown] = {}
-    for tool in assembly.draft.tools:
+    for tool in assembly.draft.every_tool:
         part = part_of(tool)
         shown[(part, tool_hash(tool))] = (label_of(part), preview(tool.description).text)
     summarizer = SourcedBlock(SUMMARIZER, Block(SUMMARIZER_PROMPT))

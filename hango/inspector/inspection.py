@@ -54,7 +54,7 @@ def parts_of(draft: Draft) -> list[PartID]:
     """Every part id a draft holds: its system blocks, tools, the sources serving its tools (each MCP
     server's ``tool:<server>/*``, every tool of one) and messages, as the call's toolset names them."""
     tools = draft.report.toolset
-    names = [t.name for t in draft.tools]
+    names = [t.name for t in draft.every_tool]
     return [
         *(s.part for s in draft.system),
         *(tools.part(name) for name in names),

@@ -43,7 +43,7 @@ def content_of(draft: Draft, part: PartID) -> tuple[Any, int] | None:
     for sourced in draft.system:
         if sourced.part == part:
             return sourced.block.text, estimate_block(sourced.block)
-    for tool in draft.tools:
+    for tool in draft.every_tool:
         if part_of(tool) == part:
             return {"description": tool.description, "input_schema": tool.input_schema}, estimate_tool(tool)
     for message in draft.messages:

@@ -74,6 +74,8 @@ class ToolView(PartView):
     """A tool part's view: the only one that names an MCP server, so no message's answer carries it."""
 
     server: str | None = None  # ``tool:<server>/…``'s server; None for a built-in
+    deferred: bool = False  # not sent until ``tool_search`` reveals it
+    revealed_at: int | None = None  # a deferred tool ``tool_search`` revealed: the seq of that answer
 
 
 def part_view(part: PartID, kind: str, **fields: Any) -> PartView:
@@ -141,10 +143,16 @@ def build_snapshot(assembly: Assembly, deps: Deps, ahead: Outlook, held: Previou
         _view(s.part, s.block.text, estimate_block(s.block), _sent_block(sent_system, s.part))
         for s in draft.system
     ]
+    toolset = sent.report.toolset
+    every_tool = draft.every_tool  # the deferred ones last: a reveal sends them there
     tools = [
         ToolView(**fields, included=t.name in sent_tools)
-        for t, fields in zip(draft.tools, _TOOL_FIELDS.each(draft.tools, _tool_fields), strict=True)
+        for t, fields in zip(every_tool, _TOOL_FIELDS.each(every_tool, _tool_fields), strict=True)
     ]
+    if toolset.defers:
+        for view, tool in zip(tools, every_tool, strict=True):
+            view.deferred = tool.name in toolset.deferred
+            view.revealed_at = toolset.revealed.get(tool.name)
     messages = _message_parts(draft, sent, state.overrides)
     if state.overrides:
         for view in (*system, *tools):
@@ -176,10 +184,13 @@ def _sent_block(sent: dict[PartID, Any], part: PartID) -> tuple[str, int] | None
 
 
 def _before(*groups: list[PartView]) -> dict[str, int]:
-    """Per group, the tokens of every present part with no override applied."""
+    """Per group, the tokens of every present part with no override applied (a deferred tool is not sent
+    with or without one)."""
     return {
         name: sum(
-            p.original_tokens if p.original_tokens is not None else p.tokens for p in views if not p.stale
+            p.original_tokens if p.original_tokens is not None else p.tokens
+            for p in views
+            if not p.stale and not getattr(p, "deferred", False)
         )
         for name, views in zip(GROUPS, groups, strict=True)
     }
@@ -286,7 +297,7 @@ def _add_stale(overrides, system: list, tools: list, messages: list, draft: Draf
     """Overrides whose part is absent now: shown stale, excluded, zero tokens, harmless. A source serving
     a tool of the call (``tool:<server>/*``) is present."""
     present = {p.id for p in (*system, *tools, *messages)}
-    present.update(draft.report.toolset.served_sources(t.name for t in draft.tools))
+    present.update(draft.report.toolset.served_sources(t.name for t in draft.every_tool))
     groups = {"system": system, "tool": tools, "message": messages, "summary": messages}
     stale = {**overrides.agent, **overrides.session}
     for part in in_part_order(p for p in stale if p not in present):

@@ -5,7 +5,7 @@ A server's group stands for its part ``tool:<server>/*``: an exclusion of it lea
 server's stored list holds at each call, so it stays right when a refresh changes the list (a tool it
 gains is left out too; one it drops is simply gone). Its tools then show ``excluded_by`` that part. A
 group's figures are the estimates of its tool parts: ``tokens_before`` every tool of it, ``tokens`` those
-sent; ``cache_loss_tokens`` prices a change at its first tool, as each part's is priced.
+sent, ``deferred_tokens`` those deferred (what deferring saves each call); ``cache_loss_tokens`` prices a change at its first tool, as each part's is priced.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ class ToolGroup:
     stale: bool  # an override of a server that gives the call no tool now (detached, or its list empty)
     cached_prefix: bool
     cache_loss_tokens: int
+    deferred: int = 0  # of its tools, the deferred ones ``tool_search`` has not revealed (not sent)
+    deferred_tokens: int = 0  # their estimates: what deferring them saves every call
     # the server's chosen tools hango never sends: {"tool", "reason", "why"} each (``tool_lists.UNAVAILABLE``)
     unavailable: list[dict[str, str]] = field(default_factory=list)
 
@@ -63,7 +65,7 @@ def tool_groups(
 def _group(server: str | None, views: list[PartView], overrides: Overrides) -> ToolGroup:
     part = None if server is None else server_part(server)
     override = None if part is None else overrides.get(part)
-    count = sent = tokens_before = tokens = cache_loss = 0
+    count = sent = tokens_before = tokens = cache_loss = deferred = deferred_tokens = 0
     cached = False
     for view in views:  # one pass: a server's group holds all its tools
         if view.stale:  # a stale view is an override's, of a part absent now
@@ -73,6 +75,9 @@ def _group(server: str | None, views: list[PartView], overrides: Overrides) -> T
         if view.included:
             sent += 1
             tokens += view.tokens
+        elif view.deferred:
+            deferred += 1
+            deferred_tokens += view.tokens
         cached = cached or view.cached_prefix
         cache_loss = max(cache_loss, view.cache_loss_tokens)
     return ToolGroup(
@@ -88,4 +93,6 @@ def _group(server: str | None, views: list[PartView], overrides: Overrides) -> T
         cached_prefix=cached,
         # a change costs less the later it comes: the group's price is its first tool's
         cache_loss_tokens=cache_loss,
+        deferred=deferred,
+        deferred_tokens=deferred_tokens,
     )

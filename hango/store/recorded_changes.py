@@ -13,6 +13,7 @@ each row is one recorded change, oldest first, as ``(at, what, detail, seq)``:
 - ``rollback``: a run of the session that ended without keeping its turn (cancelled, failed,
   timed out), ``seq`` the last message kept when it ended;
 - ``todos``: a run of the session changed its todo list (``write_todos``);
+- ``reveal``: ``tool_search`` revealed a deferred tool in the session, ``detail.part`` the tool;
 - ``call``: one of the two calls itself, ``detail`` its ``id`` and ``purpose``.
 """
 
@@ -66,6 +67,10 @@ FROM run_events e JOIN runs r ON r.tenant_id = e.tenant_id AND r.id = e.run_id, 
 WHERE e.tenant_id = :tenant AND r.session_id = :session AND r.kind = 'message'
     AND e.kind = 'tool_finished' AND e.detail->>'name' = 'write_todos' AND e.detail->>'error' = 'false'
     AND e.at > b.since AND e.at <= b.until
+UNION ALL
+SELECT t.created_at, 'reveal', jsonb_build_object('part', t.part), t.seq
+FROM revealed_tools t, bounds b
+WHERE t.tenant_id = :tenant AND t.session_id = :session AND t.created_at > b.since AND t.created_at <= b.until
 UNION ALL
 SELECT started_at, 'call', jsonb_build_object('id', id::text, 'purpose', purpose), NULL FROM ends
 ORDER BY at

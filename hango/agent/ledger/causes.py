@@ -48,6 +48,7 @@ CAUSES: dict[str, str] = {
     "server_tools_changed": "an MCP server's stored tool list changed",
     "agent_edited": "the agent's settings were edited",
     "todos_changed": "the todo list changed",
+    "tools_revealed": "tool_search revealed a deferred tool",
     "new_summary": "compaction wrote a new summary",
     "rollback": "a cancelled or failed run's turn was rolled back",
     "new_messages": "new messages were added",
@@ -146,6 +147,8 @@ def _changes(what: str, detail: dict[str, Any], seq: int | None) -> list[Change]
         return [Change("rollback", after=seq)]
     if what == "todos":
         return [Change("todos_changed", frozenset({TODO}))]
+    if what == "reveal":  # sent from the next call on, after the tools sent from the start
+        return [Change("tools_revealed", frozenset({detail["part"]}), effect=ADDED)]
     if what in SERVER_ACTIONS:
         return [_server_change(detail)]
     return []
@@ -175,7 +178,7 @@ def _agent_change(name: str) -> Change:
     """What editing the agent's field ``name`` touched."""
     if name == "system_prompt":
         return Change("prompt_edited", frozenset({PROMPT}))
-    if name == "tools":  # the tools, and the instructions of the middleware that bring them
+    if name in ("tools", "defer"):  # the tools sent, and the instructions of the middleware that bring them
         return Change("tool_list_changed", families=frozenset({"tool", "system"}))
     return Change("agent_edited", families=frozenset({"tool", "system", "memory"}))
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hango.agent.draft import Draft
 from hango.agent.estimator import estimate_tool
 from hango.agent.middleware.base import Middleware, ModelHandler
 from hango.agent.parts import part_of
-from hango.agent.report import OVERRIDDEN, LeftOut
+from hango.agent.report import DEFERRED, OVERRIDDEN, LeftOut
 from hango.agent.state import RunState
 from hango.agent.toolset import toolset_of
 from hango.messages import Response
@@ -26,8 +28,13 @@ class ToolAllowlistMiddleware(Middleware):
             tuple(part_of(t) for t in excluded),
             sum(estimate_tool(t) for t in excluded),
         )
-        sent = tuple(t for t in draft.tools if t.name in tools.sent)
+        sent = tools.in_sending_order(draft.tools)
         report = draft.report.leaving_out(left_out)
+        if tools.deferred:  # left out until ``tool_search`` reveals them (no override's doing)
+            deferred = tools.deferred_of(draft.tools)
+            parts = tuple(part_of(t) for t in deferred)
+            entry = LeftOut(self.name, DEFERRED, parts, sum(estimate_tool(t) for t in deferred))
+            report = replace(report.leaving_out(entry), deferred=deferred)
         if state.overrides:  # the enabled tools before the tool overrides, for the inspector
-            report = report.keeping(tools=tuple(t for t in draft.tools if t.name in tools.enabled))
+            report = report.keeping(tools=tools.unoverridden().in_sending_order(draft.tools))
         return call_next(draft.with_(tools=sent, report=report))
