@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import uuid
 
+import jsonschema_rs
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hango.agent import options
 from hango.agent.deferral import Deferral, defers_everything
+from hango.agent.parts import MAX_PART_CHARS, TOOL_PART_PATTERN, MalformedPart, kind_of
 from hango.agent.state import AgentConfig
 from hango.db.schema import audit_log
 from hango.store import TenantStore
@@ -168,3 +172,18 @@ def test_the_openapi_document_gives_the_deferral_its_shape(session_app):
     assert defer["tools"]["maxItems"] == 1000 and defer["tools"]["uniqueItems"] is True
     assert defer["tools"]["items"]["pattern"].startswith("^tool:")
     assert (defer["auto_percent"]["minimum"], defer["auto_percent"]["maximum"]) == (1, 100)
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+    | st.from_regex(r"\Atool:[a-z0-9_./*-]{0,40}", fullmatch=True)
+    | st.from_regex(r"\A(tool|message|system):", fullmatch=False)
+)
+def test_the_deferred_part_pattern_is_exactly_the_tool_grammar_the_server_reads(candidate: str) -> None:
+    schema = {"type": "string", "pattern": TOOL_PART_PATTERN, "maxLength": MAX_PART_CHARS}
+    try:
+        accepted = kind_of(candidate) == "tool"
+    except MalformedPart:
+        accepted = False
+    assert jsonschema_rs.validator_for(schema).is_valid(candidate) == accepted
