@@ -28,8 +28,8 @@ blp = Blueprint("agents", __name__, url_prefix="/v1/agents", description="Agents
 
 TOOL_PARTS = "a built-in `tool:<name>`, an MCP server's tool `tool:<server>/<tool>` or a whole server `tool:<server>/*`"
 DEFERS_EVERYTHING_ANSWER = (
-    f"`invalid`: the body is not valid. `{DEFERS_EVERYTHING}`: `defer.tools` would leave none of the agent's tools (its built-ins and its "
-    "attached MCP servers' tools) loaded; at least one must stay loaded."
+    f"`invalid`: the body is not valid. `{DEFERS_EVERYTHING}`: `defer.tools` would leave none of the "
+    "agent's tools (its built-ins and its attached MCP servers' tools) loaded; one must stay loaded."
 )
 
 
