@@ -338,7 +338,10 @@ revealed_tools = sa.Table(
     sa.Column("part", sa.Text, primary_key=True),
     sa.Column("name", sa.Text, nullable=False),
     sa.Column("seq", sa.Integer, nullable=False),
-    _created(),
+    # the reveal's own moment, not its transaction's start: the ledger places it between two calls
+    sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.func.clock_timestamp(), nullable=False
+    ),
 )
 
 TENANT_TABLES: tuple[str, ...] = tuple(t.name for t in metadata.sorted_tables if "tenant_id" in t.c)

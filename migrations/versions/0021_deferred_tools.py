@@ -40,7 +40,7 @@ def upgrade() -> None:
           part text not null check (part ~ '^tool:' and length(part) <= 200),
           name text not null check (length(name) between 1 and 64),
           seq integer not null check (seq >= 1),
-          created_at timestamptz not null default now(),
+          created_at timestamptz not null default clock_timestamp(),  -- the reveal itself, inside its turn
           primary key (session_id, part),
           foreign key (tenant_id, session_id) references sessions (tenant_id, id) on delete cascade
         );
