@@ -2,16 +2,77 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import g
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, post_load, validate, validates
 
-from blueprints.common import JsonInteger, page_of, paged
+from blueprints.common import JsonInteger, error_response, page_of, paged
 from hango import contract, tenancy
 from hango.agent import options
+from hango.agent.deferral import (
+    AUTO_PERCENT_RANGE,
+    DEFERS_EVERYTHING,
+    MAX_DEFERRED,
+    NOTHING_DEFERRED,
+    Deferral,
+    check_deferral,
+)
+from hango.agent.parts import MAX_PART_CHARS, TOOL_PART_PATTERN, MalformedPart, kind_of
 from hango.api import Blueprint
+from hango.mcp.servers import attached_tools
 
 blp = Blueprint("agents", __name__, url_prefix="/v1/agents", description="Agents")
+
+
+TOOL_PARTS = "a built-in `tool:<name>`, an MCP server's tool `tool:<server>/<tool>` or a whole server `tool:<server>/*`"
+DEFERS_EVERYTHING_ANSWER = (
+    f"`invalid`: the body is not valid. `{DEFERS_EVERYTHING}`: `defer.tools` would leave none of the "
+    "agent's tools (its built-ins and its attached MCP servers' tools) loaded; one must stay loaded."
+)
+
+
+class DeferSchema(Schema):
+    """The tools the agent keeps out of a request until the model finds them with `tool_search`."""
+
+    tools = fields.List(
+        fields.String(
+            validate=validate.Length(min=1, max=MAX_PART_CHARS), metadata={"pattern": TOOL_PART_PATTERN}
+        ),
+        load_default=list,
+        validate=validate.Length(max=MAX_DEFERRED),
+        metadata={"uniqueItems": True, "description": f"part ids to defer: {TOOL_PARTS}"},
+    )
+    auto_percent = JsonInteger(
+        allow_none=True,
+        load_default=None,
+        validate=validate.Range(*AUTO_PERCENT_RANGE),
+        metadata={
+            "description": "defer every MCP server's tools when their definitions together pass this "
+            "percent of the context window (built-ins never); null: never"
+        },
+    )
+
+    @validates("tools")
+    def _tools(self, value: list[str], **_kw) -> None:
+        for part in value:
+            if not _is_tool_part(part):
+                raise ValidationError(f"{part[:200]!r} is not a tool part id: {TOOL_PARTS}")
+        if len(set(value)) != len(value):
+            raise ValidationError("defer.tools must not repeat a part")
+
+    @post_load
+    def _whole(self, data: dict, **_kw) -> dict:
+        # a PATCH replaces the whole deferral: what it leaves out is nothing deferred
+        return Deferral(tuple(data.get("tools", ())), data.get("auto_percent")).as_dict()
+
+
+def _is_tool_part(part: str) -> bool:
+    try:
+        return kind_of(part) == "tool"
+    except MalformedPart:
+        return False
 
 
 class AgentSchema(Schema):
@@ -42,6 +103,7 @@ class AgentSchema(Schema):
         load_default=options.DEFAULT_CONTEXT_WINDOW,
         validate=validate.Range(min=1024, max=options.MAX_CONTEXT_WINDOW),
     )
+    defer = fields.Nested(DeferSchema, load_default=NOTHING_DEFERRED.as_dict)
     created_at = fields.DateTime(dump_only=True)
     updated_at = fields.DateTime(dump_only=True)
 
@@ -83,8 +145,10 @@ class AgentList(MethodView):
 
     @blp.arguments(AgentSchema)
     @blp.response(201, AgentSchema)
+    @error_response(blp, 422, DEFERS_EVERYTHING_ANSWER)
     def post(self, body: dict):
         """Create an agent owned by the caller."""
+        check_deferral(Deferral.of(body["defer"]), body["tools"], ())  # no server is attached yet
         agent = tenancy.store().agents.create(tenancy.principal().user_id, **body)
         tenancy.audit("agent.create", "agent", agent.id, {"model": agent.model})
         return agent
@@ -99,8 +163,10 @@ class AgentItem(MethodView):
 
     @blp.arguments(AgentPatchSchema(partial=True))
     @blp.response(200, AgentSchema)
+    @error_response(blp, 422, DEFERS_EVERYTHING_ANSWER)
     def patch(self, body: dict, agent_id):
-        """Change an agent's model, prompt, tools, settings or context window."""
+        """Change an agent's model, prompt, tools, deferred tools, settings or context window."""
+        _check_patched_deferral(g.agent, body)
         agent = tenancy.store().agents.update(agent_id, **body) if body else g.agent
         tenancy.audit("agent.update", "agent", agent_id, {"fields": sorted(body)})
         return agent
@@ -110,3 +176,10 @@ class AgentItem(MethodView):
         """Delete an agent with its sessions, memory and skills."""
         tenancy.store().agents.delete(agent_id)
         tenancy.audit("agent.delete", "agent", agent_id)
+
+
+def _check_patched_deferral(agent: Any, body: dict) -> None:
+    """The deferral check on the agent as the PATCH leaves it (its tools or its deferral may change)."""
+    if "tools" in body or "defer" in body:
+        tools, defer = body.get("tools", agent.tools), body.get("defer", agent.defer)
+        check_deferral(Deferral.of(defer), tools, attached_tools(tenancy.store(), agent.id))

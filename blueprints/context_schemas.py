@@ -71,12 +71,6 @@ class PartSchema(Schema):
     tools = fields.List(
         fields.String(), required=True, metadata={"description": "the tools it defines, calls or answers"}
     )
-    turn = fields.Boolean(
-        required=True,
-        metadata={
-            "description": "a turn of the conversation: the summary, or a user message that holds text"
-        },
-    )
     deferred = fields.Boolean(
         metadata={
             "description": "a tool part the agent defers and `tool_search` has not revealed: not sent "

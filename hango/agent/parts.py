@@ -213,6 +213,8 @@ def _part_id_pattern() -> str:
 
 
 PART_ID_PATTERN = _part_id_pattern()
+# a ``tool:`` part of ``kind_of``'s grammar: a built-in's, an MCP server's tool's or a whole server's
+TOOL_PART_PATTERN = f"^tool:(?:[A-Za-z0-9_-]{{1,64}}|{_SERVER_TOOL_PATTERN}|{_SERVER_PATTERN})$"
 
 
 def seq_of(part: PartID) -> int:

@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from hango.agent.deferral import NOTHING_DEFERRED, Deferral
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, message_part, scratch_part
 from hango.agent.run_steps import NoSteps, Steps
@@ -107,6 +108,7 @@ class AgentConfig:
     tools: tuple[str, ...]
     settings: dict[str, Any]
     context_window: int
+    defer: Deferral = NOTHING_DEFERRED  # the tools kept out of a request until ``tool_search`` finds them
 
     @classmethod
     def from_row(cls, row: Any) -> AgentConfig:
@@ -119,6 +121,7 @@ class AgentConfig:
             tuple(row.tools),
             dict(row.settings),
             row.context_window,
+            Deferral.of(row.defer),
         )
 
 

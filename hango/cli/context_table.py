@@ -232,8 +232,17 @@ class Choice:
         if self.top is not None:
             sent = [p for parts in groups for p in parts if p["included"]]
             return {p["id"] for p in largest(sent, self.top)}
-        turns = {p["id"] for parts in groups for p in parts if p.get("turn")}
+        turns = {p["id"] for parts in groups for p in parts if is_turn(p)}
         return turns | {p["id"] for parts in groups for p in largest(parts, GROUP_ROWS)}
+
+
+def is_turn(part: dict[str, Any]) -> bool:
+    """A turn of the conversation: the summary, or a user message that answers no tool call (hango stores
+    a tool call's results in a message of their own), read from the part's ``kind``, ``role`` and
+    ``tools`` (the tools it defines, calls or answers), never from its label."""
+    return part["kind"] == "summary" or (
+        part["kind"] == "message" and part.get("role") == "user" and not part.get("tools")
+    )
 
 
 def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:

@@ -78,6 +78,8 @@ agents = sa.Table(
     sa.Column("context_window", sa.Integer, nullable=False),
     _created(),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    # what the agent defers (``hango.agent.deferral``): {"tools": [part ids], "auto_percent": int | null}
+    sa.Column("defer", JSONB, nullable=False, server_default='{"tools": [], "auto_percent": null}'),
 )
 
 sessions = sa.Table(
@@ -324,6 +326,22 @@ agent_mcp_servers = sa.Table(
     sa.Column("server_id", UUID(as_uuid=True), nullable=False),
     sa.Column("tools", JSONB),
     _created(),
+)
+
+# The deferred tools the model of a session found with ``tool_search``: each revealed (sent) from the
+# assistant message ``seq`` whose call found it, for the rest of the session.
+revealed_tools = sa.Table(
+    "revealed_tools",
+    metadata,
+    _tenant(),
+    sa.Column("session_id", UUID(as_uuid=True), primary_key=True),
+    sa.Column("part", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    # the reveal's own moment, not its transaction's start: the ledger places it between two calls
+    sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.func.clock_timestamp(), nullable=False
+    ),
 )
 
 TENANT_TABLES: tuple[str, ...] = tuple(t.name for t in metadata.sorted_tables if "tenant_id" in t.c)

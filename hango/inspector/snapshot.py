@@ -38,7 +38,7 @@ from hango.agent.parts import (
 from hango.inspector.inspection import Assembly
 from hango.inspector.labels import held, label_of, labelled, message_preview
 from hango.inspector.override_rules import companions
-from hango.messages import ToolDef, ToolUseBlock, holds_text
+from hango.messages import ToolDef, ToolUseBlock
 
 log = logging.getLogger(__name__)
 GROUPS = ("system", "tools", "messages")
@@ -66,7 +66,6 @@ class PartView:
     cache_loss_tokens: int = 0
     role: str | None = None  # a message's (or the summary's) role
     tools: tuple[str, ...] = ()  # the tools it defines, calls or answers
-    turn: bool = False  # a turn of the conversation: the summary, or a user message holding text
 
 
 @dataclass
@@ -279,7 +278,6 @@ def _message_parts(draft: Draft, sent: Draft, overrides: Overrides) -> list[Part
                 paired_with=pairs.get(part, ()),
                 role=message.role,
                 tools=tools,
-                turn=part == SUMMARY or (message.role == "user" and holds_text(message)),
             )
         )
     return views

@@ -24,7 +24,7 @@ from hango.mcp.addresses import RefusedAddress, check_endpoint, parse_url
 from hango.mcp.calls import Key
 from hango.mcp.catalog import catalog_servers
 from hango.mcp.connection import Limits, ServerFailure, Target
-from hango.mcp.tool_lists import ToolList, read_tool_list
+from hango.mcp.tool_lists import ToolList, read_tool_list, unavailable
 from hango.store import TenantStore
 
 HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
@@ -131,6 +131,20 @@ def chosen_tools(server: sa.Row, tools: list[str] | None) -> list[str] | None:
             f"server {server.name!r} lists no tool {', '.join(map(repr, unknown[:5]))}", code="unknown_tool"
         )
     return sorted(set(tools))
+
+
+def attached_tools(store: TenantStore, agent_id: uuid.UUID) -> list[tuple[str, str]]:
+    """(server, tool) of each tool the agent's attached servers' stored lists give it: the chosen ones
+    hango can call (``tool_lists.unavailable``), by server then in the list's order."""
+    out: list[tuple[str, str]] = []
+    for server in store.mcp_servers.for_agent(agent_id):
+        chosen = None if server.chosen is None else set(server.chosen)
+        out += [
+            (server.name, tool["name"])
+            for tool in server.tools or []
+            if unavailable(tool) is None and (chosen is None or tool["name"] in chosen)
+        ]
+    return out
 
 
 def still_attached(engine: sa.Engine) -> Callable[[set[Key]], set[Key]]:

@@ -20,6 +20,7 @@ from hango.store.messages import Messages
 from hango.store.model_calls import ModelCalls
 from hango.store.part_costs import PartCosts
 from hango.store.recorded_changes import RecordedChanges
+from hango.store.revealed_tools import RevealedTools
 from hango.store.run_events import RunEvents
 from hango.store.runs import Runs
 from hango.store.session_files import SessionFiles
@@ -52,6 +53,7 @@ class TenantStore:
         self.messages = Messages(conn, tenant_id)
         self.model_calls = ModelCalls(conn, tenant_id)
         self.part_costs = PartCosts(conn, tenant_id)
+        self.revealed_tools = RevealedTools(conn, tenant_id)
         self.runs = Runs(conn, tenant_id)
         self.run_events = RunEvents(conn, tenant_id)
         self.session_files = SessionFiles(conn, tenant_id)

@@ -125,7 +125,7 @@ def _message(seq: int, role: str, tokens: int, included: bool = True) -> dict:
         "included": included,
         "override": None if included else "exclude",
         "paired": False,
-        "turn": blocks == "text",  # the server says which parts are turns
+        "tools": [] if blocks == "text" else ["ls"],  # what it answers: a tool result names its tool
     }
 
 
@@ -175,7 +175,7 @@ def test_show_by_default_shows_the_shape_of_the_conversation_every_user_turn_at_
 
     shown = _shown_ids(render_snapshot(snapshot, 100, Style(colour=False)))
 
-    turns = [m["id"] for m in messages if m["turn"]]
+    turns = [m["id"] for m in messages if m["role"] == "user" and not m["tools"]]
     assert turns
     assert set(turns) <= set(shown)
     assert shown == [m["id"] for m in messages if m["id"] in shown]  # in the order they are sent

@@ -176,6 +176,16 @@ BAD_ROWS = {
     "auth failure count": "insert into auth_failures (subject, window_start, count) values ('client:x', now(), -1)",
     "skill of another tenant's agent": f"insert into skills (id, tenant_id, agent_id, name) "
     f"values (gen_random_uuid(), '{T2}', '{A}', 'ok')",
+    "agent defer type": f"insert into agents (id, tenant_id, owner_id, name, model, defer) "
+    f"values (gen_random_uuid(), '{T}', '{U}', 'a', 'offline/echo', '[]')",
+    "agent defer tools type": f"insert into agents (id, tenant_id, owner_id, name, model, defer) "
+    f"values (gen_random_uuid(), '{T}', '{U}', 'a', 'offline/echo', '{{\"tools\": {{}}, \"auto_percent\": null}}')",
+    "revealed tool seq": f"insert into revealed_tools (tenant_id, session_id, part, name, seq) "
+    f"values ('{T}', '{S}', 'tool:grep', 'grep', 0)",
+    "revealed part of no tool": f"insert into revealed_tools (tenant_id, session_id, part, name, seq) "
+    f"values ('{T}', '{S}', 'system:agent', 'agent', 1)",
+    "revealed tool of another tenant's session": f"insert into revealed_tools (tenant_id, session_id, part, "
+    f"name, seq) values ('{T2}', '{S}', 'tool:grep', 'grep', 1)",
 }
 
 
