@@ -6,12 +6,16 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
+
 from hango.agent.toolset import TOOL_SEARCH
 from hango.messages import Message, ToolUseBlock
 from hango.store import TenantStore
-from tests.fakes.provider_server import MESSAGES
-from tests.inspector.conftest import Lab, by_id, excluding, user
+from tests.fakes.provider_server import CHAT_COMPLETIONS, MESSAGES
+from tests.inspector.conftest import ANTHROPIC, Lab, by_id, excluding, user
+from tests.ledger.helpers import oldest_first
 from tests.support.mcp import store_server
+from tests.support.queue import drain
 
 GIT_TOOLS = ["git_log", "git_status", "git_diff"]
 LOADED = ["ls", "read_file", "write_file"]
@@ -22,9 +26,9 @@ def sent_tools(lab: Lab, index: int = -1) -> list[str]:
     return [tool["name"] for tool in lab.fake.bodies(MESSAGES)[index]["tools"]]
 
 
-def deferring_agent(lab: Lab, **defer: Any) -> str:
+def deferring_agent(lab: Lab, model: str = ANTHROPIC) -> str:
     """An agent with three loaded built-ins, ``grep`` deferred and the ``git`` server's tools deferred."""
-    agent = lab.agent(tools=[*LOADED, "grep"], defer={"tools": ["tool:grep", "tool:git/*"], **defer})
+    agent = lab.agent(model=model, tools=[*LOADED, "grep"], defer={"tools": ["tool:grep", "tool:git/*"]})
     lab.store(lambda s: store_server(s, uuid.UUID(agent), "git", GIT_TOOLS))
     return agent
 
@@ -57,10 +61,11 @@ def test_a_deferred_tool_is_not_sent_and_the_inspector_shows_it_deferred_with_pe
     assert "git" in search["description"] and "1 built-in tool" in search["description"]
 
 
+@pytest.mark.parametrize(("model", "path"), [(ANTHROPIC, MESSAGES), ("openai/gpt-test", CHAT_COMPLETIONS)])
 def test_a_run_searches_finds_a_deferred_tool_and_calls_it_and_the_reveal_is_sent_after_the_loaded_tools(
-    lab: Lab,
+    lab: Lab, model: str, path: str
 ):
-    agent = deferring_agent(lab)
+    agent = deferring_agent(lab, model=model)
     session = lab.session(agent, [user("hi")])
     lab.fake.reply(
         Message("assistant", (ToolUseBlock("s1", TOOL_SEARCH, {"query": "find text in files by pattern"}),)),
@@ -69,18 +74,42 @@ def test_a_run_searches_finds_a_deferred_tool_and_calls_it_and_the_reveal_is_sen
     )
     assert lab.say(session, "look for hello").status_code == 201
 
-    first, second, third = (sent_tools(lab, i) for i in range(3))
-    assert "grep" not in first
+    first, second, third = (wire_tools(body) for body in lab.fake.bodies(path))
+    assert "grep" not in first and TOOL_SEARCH in first
     assert second[: len(first)] == first and "grep" in second[len(first) :]  # revealed after the loaded ones
     assert second == third
-    found = lab.fake.bodies(MESSAGES)[1]["messages"][-1]["content"][0]
-    assert found["tool_use_id"] == "s1" and not found.get("is_error") and "grep" in found["content"]
-    called = lab.fake.bodies(MESSAGES)[2]["messages"][-1]["content"][0]
-    assert called["tool_use_id"] == "g1" and not called.get("is_error")
+    results = results_of(lab.messages(session))
+    assert "grep" in results["s1"]["content"] and not results["s1"].get("is_error")
+    assert not results["g1"].get("is_error")  # the revealed tool ran
     asked = next(m["seq"] for m in lab.messages(session) if any(b.get("id") == "s1" for b in m["content"]))
     parts = by_id(lab.inspect(session))
     assert parts["tool:grep"]["revealed_at"] == asked and parts["tool:grep"]["included"] is True
     assert parts["tool:grep"]["deferred"] is False
+
+
+def test_an_offline_run_searches_finds_a_deferred_tool_and_calls_it(lab: Lab):
+    agent = deferring_agent(lab, model="offline/echo")
+    session = lab.session(agent, [])
+    assert (
+        lab.say(session, '/tool tool_search {"query": "search file contents for a pattern"}').status_code
+        == 201
+    )
+    assert lab.say(session, '/tool grep {"pattern": "hello"}').status_code == 201
+
+    results = list(results_of(lab.messages(session)).values())
+    assert "grep" in results[0]["content"] and not results[0].get("is_error")
+    assert not results[1].get("is_error")  # grep ran: it was revealed by the first turn's search
+    assert by_id(lab.inspect(session))["tool:grep"]["included"] is True
+
+
+def wire_tools(body: dict[str, Any]) -> list[str]:
+    """The tool names of a request body, Anthropic's or OpenAI's, in order."""
+    return [tool.get("name") or tool["function"]["name"] for tool in body["tools"]]
+
+
+def results_of(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every stored tool result, by the id of the call it answers."""
+    return {b["tool_use_id"]: b for m in messages for b in m["content"] if b["type"] == "tool_result"}
 
 
 def test_a_reveal_survives_a_new_app_and_an_exclusion_leaves_the_revealed_tool_out(lab: Lab, make_lab):
@@ -105,8 +134,12 @@ def test_a_try_reveals_in_its_own_state_only(lab: Lab):
     lab.fake.reply(
         Message("assistant", (ToolUseBlock("s1", TOOL_SEARCH, {"query": "search file contents"}),)), "ok"
     )
-    tried = lab.try_(session, {"message": "look for hello", "turns": 3})
-    assert tried.status_code in (200, 202), tried.get_json()
+    tried = lab.try_(session, {"message": "look for hello", "mode": "turn"})
+    assert tried.status_code == 202, tried.get_json()
+    drain(lab.who.client.application)
+
+    assert lab.who.get(f"/v1/runs/{tried.get_json()['id']}").get_json()["status"] == "completed"
+    assert "grep" in sent_tools(lab, 1)  # the try's next call sends what its search revealed
 
     with lab.engine.connect() as conn:
         assert TenantStore(conn, lab.tenant_id).revealed_tools.for_session(uuid.UUID(session)) == []
@@ -124,9 +157,25 @@ def test_auto_defers_the_servers_tools_exactly_past_the_threshold_and_the_list_d
     # the same tools, a window that makes them just past the threshold, and just under it
     past = int(git["tokens"] * 100 / 10) - 1
     under = past + 2
+    assert past >= 1024  # a window the API takes
     for window, expected in ((past, 3), (under, 0), (past, 3)):
-        assert lab.who.patch(f"/v1/agents/{agent}", json={"context_window": max(window, 1024)}).status_code == 200
-        if window < 1024:
-            continue
+        assert lab.who.patch(f"/v1/agents/{agent}", json={"context_window": window}).status_code == 200
         shown = [groups(lab.inspect(session))["git"]["deferred"] for _ in range(3)]
         assert shown == [expected] * 3, (window, shown)
+
+
+def test_the_call_after_a_reveal_misses_the_cache_at_the_revealed_tool_with_cause_tools_revealed(lab: Lab):
+    agent = deferring_agent(lab)
+    session = lab.session(agent, [user("hi " * 800)])  # a prefix past the cache's minimum
+    lab.fake.reply(
+        Message("assistant", (ToolUseBlock("s1", TOOL_SEARCH, {"query": "find text in files by pattern"}),)),
+        Message("assistant", (ToolUseBlock("g1", "grep", {"pattern": "hello"}),)),
+        "done",
+    )
+    assert lab.say(session, "look for hello").status_code == 201
+
+    first, revealed, after = (call["cache"] for call in oldest_first(lab, session))
+    assert first["miss_reason"] == "first_call"
+    assert (revealed["miss_reason"], revealed["miss_part"]) == ("prefix_changed", "tool:grep")
+    assert revealed["miss_cause"] == "tools_revealed" and "revealed a deferred tool" in revealed["words"]
+    assert after["miss_cause"] != "tools_revealed"  # a reveal changes the one call after it
