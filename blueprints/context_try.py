@@ -56,6 +56,24 @@ class TryBodySchema(Schema):
         ],
         metadata=NON_BLANK_TEXT,
     )
+    defer = fields.List(
+        PART,
+        load_default=list,
+        validate=validate.Length(max=1_000),
+        metadata={
+            "description": "tool or server parts (`tool:<name>`, `tool:<server>/<tool>`, `tool:<server>/*`) "
+            "the try defers as well as the agent's: not sent unless its `tool_search` finds them"
+        },
+    )
+    undefer = fields.List(
+        PART,
+        load_default=list,
+        validate=validate.Length(max=1_000),
+        metadata={
+            "description": "entries of the agent's defer list the try sends from the start (a server part: "
+            "every entry of that server)"
+        },
+    )
     mode = fields.String(
         load_default="call",
         validate=validate.OneOf(["call", "turn"]),

@@ -66,7 +66,12 @@ def agent_tool_parts(builtins: Iterable[str], attached: Iterable[tuple[str, str]
 def check_deferral(deferral: Deferral, builtins: Iterable[str], attached: Iterable[tuple[str, str]]) -> None:
     """Refuse (422 ``defers_every_tool``) a deferral whose explicit list leaves none of the agent's tools
     loaded: a request offering deferred tools only is one the provider refuses (Anthropic: 400)."""
-    if deferral.tools and defers_everything(deferral, agent_tool_parts(builtins, attached)):
+    check_parts(deferral, agent_tool_parts(builtins, attached))
+
+
+def check_parts(deferral: Deferral, parts: Iterable[PartID]) -> None:
+    """``check_deferral`` on the tool ``parts`` of an agent (or of a try's call)."""
+    if deferral.tools and defers_everything(deferral, parts):
         raise Unprocessable(
             "defer.tools defers every tool of the agent: at least one tool must stay loaded "
             "(a request of deferred tools only is refused by the provider)",

@@ -179,3 +179,32 @@ def test_the_call_after_a_reveal_misses_the_cache_at_the_revealed_tool_with_caus
     assert (revealed["miss_reason"], revealed["miss_part"]) == ("prefix_changed", "tool:grep")
     assert revealed["miss_cause"] == "tools_revealed" and "revealed a deferred tool" in revealed["words"]
     assert after["miss_cause"] != "tools_revealed"  # a reveal changes the one call after it
+
+
+def test_a_try_defers_or_undefers_a_server_for_its_own_calls_only(lab: Lab):
+    agent = deferring_agent(lab)
+    session = lab.session(agent, [user("hi")])
+
+    assert lab.try_(session, {"undefer": ["tool:git/*"]}).status_code == 200
+    assert {"git__git_log", "git_log"} & set(sent_tools(lab)) and "grep" not in sent_tools(lab)
+    assert lab.try_(session, {"defer": ["tool:read_file"]}).status_code == 200
+    assert "read_file" not in sent_tools(lab) and TOOL_SEARCH in sent_tools(lab)
+    lab.fake.reply(
+        Message("assistant", (ToolUseBlock("s1", TOOL_SEARCH, {"query": "read a file's contents"}),)), "ok"
+    )
+    turn = lab.try_(session, {"mode": "turn", "message": "open it", "defer": ["tool:read_file"]})
+    assert turn.status_code == 202, turn.get_json()
+    drain(lab.who.client.application)
+    assert "read_file" not in sent_tools(lab, -2) and "read_file" in sent_tools(
+        lab, -1
+    )  # found by the search
+
+    assert lab.inspect(session)["tools"] == lab.inspect(session)["tools"]
+    assert by_id(lab.inspect(session))["tool:read_file"]["deferred"] is False  # the agent's own: unchanged
+    for body, code in (
+        ({"undefer": ["tool:ls"]}, "not_deferred"),
+        ({"defer": ["tool:nope"]}, "unknown_part"),
+        ({"defer": ["tool:ls", "tool:read_file", "tool:write_file"]}, "defers_every_tool"),
+    ):
+        refused = lab.try_(session, body)
+        assert refused.status_code == 422 and refused.get_json()["error"]["code"] == code, body
