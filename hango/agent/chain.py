@@ -54,6 +54,10 @@ class Chain:
             blocks.extend(middleware.system_blocks(agent, state, tools))
         return blocks
 
+    def toolset(self, state: RunState) -> Toolset:
+        """The toolset of ``state``'s next call (``hango.agent.toolset``)."""
+        return toolset_of(state.agent, state)
+
     def system_blocks(self, state: RunState) -> list[SourcedBlock]:
         """The contributed blocks with the agent's system overrides applied.
 

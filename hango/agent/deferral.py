@@ -11,10 +11,10 @@ deferred by it. Stored as ``agents.defer``: ``{"tools": [...], "auto_percent": i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from hango.agent.parts import PartID, covering_parts, server_tool_part, tool_part
+from hango.agent.parts import PartID, covering_parts, is_server_part, server_tool_part, tool_part, tool_server
 from hango.errors import Unprocessable
 
 DEFERS_EVERYTHING = "defers_every_tool"  # the code of a deferral refused for leaving no tool loaded
@@ -43,6 +43,24 @@ class Deferral:
     def __bool__(self) -> bool:
         return bool(self.tools) or self.auto_percent is not None
 
+    def changed(
+        self, defer: Iterable[PartID], undefer: Iterable[PartID], parts: Iterable[PartID]
+    ) -> Deferral:
+        """This deferral with ``defer`` added to its list and ``undefer`` taken off (an entry it names, or for
+        a server part every entry of that server; ``auto_percent`` stays), for an agent whose tools are
+        ``parts``: 422 for an ``undefer`` not in the list, or a list that defers every tool."""
+        taken = {
+            u: [p for p in self.tools if p == u or (is_server_part(u) and tool_server(p) == tool_server(u))]
+            for u in undefer
+        }
+        missing = [u for u, found in taken.items() if not found]
+        if missing:
+            raise Unprocessable(f"{missing[0]} is not in the agent's defer list", code="not_deferred")
+        kept = [p for p in self.tools if not any(p in found for found in taken.values())]
+        deferral = replace(self, tools=tuple(dict.fromkeys([*kept, *defer])))
+        check_parts(deferral, parts)
+        return deferral
+
     def names_part(self, part: PartID) -> bool:
         """Whether the explicit list defers ``part``: it names the part or, for an MCP server's tool,
         its whole server (``covering_parts``, the one matcher overrides use too)."""
@@ -70,7 +88,7 @@ def check_deferral(deferral: Deferral, builtins: Iterable[str], attached: Iterab
 
 
 def check_parts(deferral: Deferral, parts: Iterable[PartID]) -> None:
-    """``check_deferral`` on the tool ``parts`` of an agent (or of a try's call)."""
+    """``check_deferral`` on the tool ``parts`` of an agent (or of a try's call, ``Deferral.changed``)."""
     if deferral.tools and defers_everything(deferral, parts):
         raise Unprocessable(
             "defer.tools defers every tool of the agent: at least one tool must stay loaded "

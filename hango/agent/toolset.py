@@ -108,6 +108,10 @@ class Toolset:
         """The state of every enabled tool, in name order."""
         return tuple(self.state(name) for name in sorted(self.enabled))
 
+    def deferrable_parts(self) -> set[PartID]:
+        """The parts of the enabled tools an agent may defer: every one but ``tool_search`` itself."""
+        return {self.part(name) for name in self.enabled if name != TOOL_SEARCH}
+
     def unoverridden(self) -> Toolset:
         """This toolset with no override: every enabled tool sent but the deferred ones."""
         return replace(self, sent=self.enabled - self.deferred, overrides=Overrides())

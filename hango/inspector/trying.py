@@ -16,7 +16,6 @@ from typing import Any
 
 from hango.agent.assembly import Gateway, capture, checked_gateway, prepare_session
 from hango.agent.chain import Chain, history_messages
-from hango.agent.deferral import check_parts
 from hango.agent.deps import Deps
 from hango.agent.draft import Draft
 from hango.agent.overrides import EXCLUDE, REPLACE, Override, Overrides
@@ -24,7 +23,6 @@ from hango.agent.parts import (
     PartID,
     SourcedMessage,
     in_part_order,
-    is_server_part,
     message_part,
     new_try_id,
     server_part,
@@ -32,7 +30,6 @@ from hango.agent.parts import (
     tool_server,
 )
 from hango.agent.state import ONE_CALL_TRY, AgentConfig, Caller, RunState, StoredMessage
-from hango.agent.toolset import TOOL_SEARCH, toolset_of
 from hango.errors import Unprocessable
 from hango.inspector.inspection import parts_of
 from hango.inspector.override_rules import close_set, companions, screen, validate_set
@@ -162,30 +159,16 @@ def plan(chain: Chain, state: RunState, body: TryBody, try_id: str | None = None
 
 
 def tried_deferral(chain: Chain, state: RunState, body: TryBody) -> AgentConfig:
-    """The agent as the try defers its tools: the body's ``defer`` parts added to its list and its
-    ``undefer`` parts taken off (an entry it names, or for a server part every entry of that server;
-    ``auto`` stays as it is).
-    A part that names no tool of the call is 422, as is a list that defers every tool."""
-    tools = toolset_of(state.agent, state)
-    parts = {tools.part(name) for name in tools.enabled if name != TOOL_SEARCH}
+    """The agent as the try defers its tools (``Deferral.changed``); a part that names no tool or server of
+    the call is 422."""
+    parts = chain.toolset(state).deferrable_parts()
     present = parts | {server_part(s) for s in map(tool_server, parts) if s is not None}
     unknown = [p for p in (*body.defer, *body.undefer) if p not in present]
     if unknown:
         raise Unprocessable(
             f"{unknown[0]} is no tool or server of this session's next call", code="unknown_part"
         )
-    listed = state.agent.defer.tools
-    taken = {
-        u: [p for p in listed if p == u or (is_server_part(u) and tool_server(p) == tool_server(u))]
-        for u in body.undefer
-    }
-    missing = [u for u, found in taken.items() if not found]
-    if missing:
-        raise Unprocessable(f"{missing[0]} is not in the agent's defer list", code="not_deferred")
-    kept = [p for p in listed if not any(p in found for found in taken.values())]
-    deferral = dataclasses.replace(state.agent.defer, tools=tuple(dict.fromkeys([*kept, *body.defer])))
-    check_parts(deferral, parts)
-    return dataclasses.replace(state.agent, defer=deferral)
+    return dataclasses.replace(state.agent, defer=state.agent.defer.changed(body.defer, body.undefer, parts))
 
 
 def stored_parts(overrides: Overrides) -> list[PartID]:

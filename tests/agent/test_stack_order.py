@@ -11,6 +11,7 @@ STACK = (
     "memory",
     "todo",
     "mcp",
+    "tool_search",
     "context_overrides",
     "summarization",
     "prompt_cache",
@@ -29,3 +30,8 @@ def test_tool_allowlist_is_last_so_nothing_can_add_a_tool_back():
 def test_overrides_run_before_summarization_and_the_cache_slot():
     names = build_chain().names
     assert names.index("context_overrides") < names.index("summarization") < names.index("prompt_cache")
+
+
+def test_the_search_comes_after_every_source_of_tools_it_may_defer():
+    names = build_chain().names
+    assert names.index("tool_search") > max(names.index(n) for n in ("filesystem", "subagent", "todo", "mcp"))
