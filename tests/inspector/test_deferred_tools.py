@@ -12,7 +12,7 @@ from hango.agent.toolset import TOOL_SEARCH
 from hango.messages import Message, ToolUseBlock
 from hango.store import TenantStore
 from tests.fakes.provider_server import CHAT_COMPLETIONS, MESSAGES
-from tests.inspector.conftest import ANTHROPIC, Lab, by_id, excluding, user
+from tests.inspector.conftest import ANTHROPIC, OFFLINE, Lab, assistant, by_id, excluding, user
 from tests.ledger.helpers import oldest_first
 from tests.support.mcp import store_server
 from tests.support.queue import drain
@@ -208,3 +208,39 @@ def test_a_try_defers_or_undefers_a_server_for_its_own_calls_only(lab: Lab):
     ):
         refused = lab.try_(session, body)
         assert refused.status_code == 422 and refused.get_json()["error"]["code"] == code, body
+
+
+def test_a_reveal_is_kept_across_a_compaction_that_summarizes_the_search(lab: Lab):
+    agent = deferring_agent(lab)
+    session = lab.session(agent, [user("hi")])
+    lab.fake.reply(
+        Message("assistant", (ToolUseBlock("s1", TOOL_SEARCH, {"query": "find text in files by pattern"}),)),
+        "found it",
+    )
+    assert lab.say(session, "look for hello").status_code == 201
+    last = lab.messages(session)[-1]["seq"]
+    lab.summary(session, last, "The user asked to look for hello; tool_search loaded grep.")
+
+    parts = by_id(lab.inspect(session))
+    assert "summary" in parts and not any(p.startswith("message:") for p in parts)  # the search is summarized
+    assert parts["tool:grep"]["included"] is True and parts["tool:grep"]["revealed_at"] is not None
+    lab.fake.reply("ok")
+    assert lab.say(session, "again").status_code == 201
+    assert "grep" in sent_tools(lab)
+
+
+def test_the_inspectors_price_of_a_reveal_is_what_the_call_after_it_reads(lab: Lab):
+    agent = lab.agent(model=OFFLINE, tools=[*LOADED, "grep"], defer={"tools": ["tool:grep"]})
+    session = lab.session(agent, [user("hello"), assistant("a long answer " * 400)])
+    assert lab.say(session, "first").status_code == 201  # the offline provider's simulated cache holds it
+
+    body = lab.inspect(session)
+    expected, loss = body["cache"]["expected_read_tokens"], by_id(body)["tool:grep"]["cache_loss_tokens"]
+    seq = lab.messages(session)[-1]["seq"]
+    lab.store(lambda s: s.revealed_tools.reveal(uuid.UUID(session), [("tool:grep", "grep")], seq))
+    assert lab.say(session, "second").status_code == 201
+
+    call = oldest_first(lab, session)[-1]
+    assert expected > 0 and loss == expected  # a reveal comes before every breakpoint: nothing is read
+    assert call["usage"]["cache_read_tokens"] == expected - loss
+    assert (call["cache"]["miss_part"], call["cache"]["miss_cause"]) == ("tool:grep", "tools_revealed")
