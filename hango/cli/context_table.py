@@ -33,6 +33,8 @@ BADGES = (
     ("stale", "stale: an override whose part is gone"),
     ("left-out", "left-out=PART: not sent because PART is left out (the server says so)"),
     ("cached", "cached: in the cached prompt prefix, changing it misses the cache"),
+    ("deferred", "deferred: not sent until tool_search reveals it (its tokens saved each call)"),
+    ("revealed", "revealed #SEQ: revealed by the tool_search of answer #SEQ, sent from then on"),
 )
 SAVED_FOR_AGENT = "saved for the agent: {}"  # after a change of the agent's set: what its scope is
 COLOURS = {
@@ -43,6 +45,8 @@ COLOURS = {
     "stale": "31",
     "replaced": "35",
     "left-out": "33",
+    "deferred": "34",
+    "revealed": "32",
 }
 
 
@@ -108,13 +112,18 @@ def badges_of(part: dict[str, Any]) -> list[str]:
         "stale": part.get("stale"),
         "left-out": part.get("excluded_by") and not part.get("paired"),
         "cached": part.get("cached_prefix"),
+        "deferred": part.get("deferred"),
+        "revealed": part.get("revealed_at") is not None,
     }
     return [name for name, _ in BADGES if flags[name]]
 
 
 def badge_text(part: dict[str, Any], name: str) -> str:
-    """A badge as printed: ``left-out`` names the part that left this one out."""
-    return f"left-out={visible(part['excluded_by'])}" if name == "left-out" else name
+    """A badge as printed: ``left-out`` names the part that left this one out, ``revealed`` the answer
+    whose search revealed it."""
+    if name == "left-out":
+        return f"left-out={visible(part['excluded_by'])}"
+    return f"revealed #{part['revealed_at']}" if name == "revealed" else name
 
 
 @dataclass(frozen=True)
@@ -251,10 +260,11 @@ def largest(parts: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
 
 
 def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[str]:
-    """``… 14 more parts, 212 tokens, 2 excluded (--all shows every part)``: every part not printed.
+    """``… 14 more parts, 212 tokens, 2 excluded, 3 deferred (--all shows every part)``: every part not
+    printed.
 
     The rows and this line add up to the group's count; the tokens are the sent ones' (an excluded
-    part adds nothing to the request).
+    or a deferred part adds nothing to the request).
     """
     ids = {p["id"] for p in shown}
     rest = [p for p in parts if p["id"] not in ids]
@@ -262,8 +272,9 @@ def rest_line(parts: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[
         return []
     noun = "part" if len(rest) == 1 else "parts"
     tokens = sum(p["tokens"] for p in rest if p["included"])
-    excluded = sum(1 for p in rest if not p["included"])
-    left_out = f", {excluded} excluded" if excluded else ""
+    deferred = sum(1 for p in rest if p.get("deferred"))
+    excluded = sum(1 for p in rest if not p["included"]) - deferred
+    left_out = (f", {excluded} excluded" if excluded else "") + (f", {deferred} deferred" if deferred else "")
     return [f"{ELLIPSIS} {len(rest)} more {noun}, {tokens} tokens{left_out} (--all shows every part)"]
 
 
@@ -283,14 +294,28 @@ def sections_of(snapshot: dict[str, Any], group: str) -> list[Section]:
 
 def source_heading(source: dict[str, Any], width: int, style: Style) -> str:
     """``server git  12 tools  4380 → 0 tokens  excluded as tool:git/*``: a source of tools and its subtotal
-    (the estimates of its tools, sent or not, then those sent)."""
+    (the estimates of its tools, sent or not, then those sent), then what deferring its tools saves."""
     noun = "tool" if source["tools"] == 1 else "tools"
     line = f"{visible(source['label'])}  {source['tools']} {noun}  {source['tokens_before']} → {source['tokens']} tokens"
     if source["override"] == "exclude":
         line += f"  excluded as {visible(source['part'])}"
     if source["stale"]:
         line += "  stale: it gives no tool now"
+    line += deferred_words(source.get("deferred") or 0, source.get("deferred_tokens") or 0, "  ")
     return style.paint(fit(line, width).rstrip(), "heading")
+
+
+def deferred_words(count: int, tokens: int, before: str = "") -> str:
+    """``3 deferred (1234 tokens saved)`` after ``before``, or nothing when none is deferred."""
+    return f"{before}{count} deferred ({tokens} tokens saved)" if count else ""
+
+
+def deferred_line(snapshot: dict[str, Any], width: int) -> list[str]:
+    """Under the TOOLS heading, what every source's deferred tools save each call (none deferred: nothing)."""
+    sources = snapshot.get("tool_groups") or []
+    count, tokens = (sum(s.get(key) or 0 for s in sources) for key in ("deferred", "deferred_tokens"))
+    words = deferred_words(count, tokens)
+    return [fit(f"{words}: sent once tool_search reveals them", width).rstrip()] if words else []
 
 
 def render_snapshot(
@@ -309,7 +334,7 @@ def render_snapshot(
         heading = group_heading(
             title, snapshot["totals"][group], len(parts), snapshot["context_window"], style
         )
-        lines += ["", heading]
+        lines += ["", heading, *(deferred_line(snapshot, width) if group == "tools" else [])]
         for source, members in sections[group]:
             shown = choice.rows(members, chosen)
             cols = columns_for(shown, tokens, badges, width)

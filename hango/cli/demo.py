@@ -10,7 +10,9 @@ tool_use/tool_result pairs written by the run loop.
 
 When the operator's catalog lists the reference ``time`` server (``scripts/run``
 writes one that does), the demo tenant gets that MCP server, attached to the demo
-agent, so the first inspect already shows an MCP server's group of tools.
+agent, so the first inspect already shows an MCP server's group of tools. The agent
+defers that server's tools (``tool:time/*``): they are not sent until the model's
+``tool_search`` reveals them, so the first inspect also shows a deferred server.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from hango.agent.deferral import Deferral, check_deferral
 from hango.agent.deps import Deps
 from hango.agent.options import BUILTIN_TOOLS
 from hango.agent.runner import run_inline
@@ -44,6 +47,7 @@ DEMO_KEY = "demo"  # the name of the keys this command mints
 # the names of the keys an earlier run may have left live ("bootstrap": before the demo's keys had a name)
 EARLIER_KEYS = (DEMO_KEY, "bootstrap")
 MCP_SERVER = "time"  # the catalog server (and the tenant's server of that name) the demo agent gets
+DEFERRED = f"tool:{MCP_SERVER}/*"  # the demo agent defers the server's tools: tool_search reveals them
 
 SYSTEM_PROMPT = (
     "You are hango's demo agent. You help a small team keep notes and plans in the session's files. "
@@ -164,8 +168,9 @@ def _agent_and_session(store: TenantStore, owner_id: Any) -> tuple[Any, Any, boo
 def _add_time_server(
     engine: Engine, config: Config, tenant_id: uuid.UUID, owner_id: uuid.UUID, agent_id: uuid.UUID
 ) -> None:
-    """Register the catalog's ``time`` server for the tenant, list its tools and attach it to the agent,
-    once: a tenant that has a server of that name keeps it as it is (an owner may have detached it)."""
+    """Register the catalog's ``time`` server for the tenant, list its tools, attach it to the agent and
+    defer its tools, once: a tenant that has a server of that name keeps it, and the agent its deferral,
+    as they are (an owner may have detached it or sent its tools)."""
     if MCP_SERVER not in catalog_servers(config):
         return
     body = {"name": MCP_SERVER, "catalog": MCP_SERVER}
@@ -175,7 +180,18 @@ def _add_time_server(
             store = TenantStore(conn, tenant_id)
             server = servers.read_tools(store, config, servers.register(store, config, owner_id, body))
             store.mcp_servers.attach(agent_id, server.id, None)
+            _defer_server_tools(store, agent_id)
     except Conflict:
         return
     except HangoError as exc:
         print(f"demo: the {MCP_SERVER!r} MCP server is left out: {exc.message}", file=sys.stderr)
+
+
+def _defer_server_tools(store: TenantStore, agent_id: uuid.UUID) -> None:
+    """Add the server's part to the agent's deferral (its built-ins stay loaded: the check refuses a
+    deferral that leaves no tool sent)."""
+    agent = store.agents.get(agent_id)
+    deferral = Deferral.of(agent.defer)
+    deferral = Deferral(tuple(dict.fromkeys((*deferral.tools, DEFERRED))), deferral.auto_percent)
+    check_deferral(deferral, agent.tools, servers.attached_tools(store, agent_id))
+    store.agents.update(agent_id, defer=deferral.as_dict())

@@ -8,6 +8,9 @@ document.addEventListener("alpine:init", () => {
   const PAGE = 100; // message rows shown at once: the panel stays quick at thousands of messages
   const TOP = 10; // "Top 10 by tokens"
   const everything = () => ({ sort: "order", kind: "", role: "", tool: "", search: "", top: 0 });
+  const DEFERRED_WHY =
+    "deferred: not sent until the model's tool_search reveals it, so its tokens are saved on every call " +
+    "(the agent's deferral decides; an override cannot send it)";
 
   Alpine.data("contextPanel", () => ({
     id: hango.ids().sessionId,
@@ -46,6 +49,7 @@ document.addEventListener("alpine:init", () => {
     tryError: "",
     tryA: null, // the answer kept for comparison
     tryB: null, // the latest variant; a Try fills it and never touches A
+    DEFERRED_WHY,
 
     async init() {
       try {
@@ -174,6 +178,7 @@ document.addEventListener("alpine:init", () => {
     // Whether a part is sent with the unsaved changes: not unchecked here and, once the server's
     // preview of them is in, not left out because of another part (`excluded_by`).
     sent(part) {
+      if (part.deferred) return false; // not sent until tool_search reveals it, whatever its box
       const state = this.want[part.id];
       return Boolean(state && state.on && (this.previewing || !part.excluded_by));
     },
@@ -196,6 +201,18 @@ document.addEventListener("alpine:init", () => {
       return model.toolSections(this.current, this.rows("tools"));
     },
 
+    // What the deferred tools save, over every source (the server's per-source figures, added up).
+    get deferredTotal() {
+      const sources = (this.current && this.current.tool_groups) || [];
+      const add = (key) => sources.reduce((n, source) => n + (source[key] || 0), 0);
+      return { deferred: add("deferred"), deferred_tokens: add("deferred_tokens") };
+    },
+
+    // "3 deferred · 1,234 tokens saved": a source's (or every source's) deferred tools.
+    deferredWords(source) {
+      return `${hango.number(source.deferred)} deferred · ${hango.number(source.deferred_tokens)} tokens saved`;
+    },
+
     // A server's heading box: checked while its part (`tool:<server>/*`) is sent.
     sourceOn(source) {
       const state = this.want[source.part];
@@ -209,6 +226,7 @@ document.addEventListener("alpine:init", () => {
     },
 
     canEdit(part) {
+      if (part.deferred) return false; // the agent's deferral decides, and tool_search reveals it
       return !model.isAgentPart(part) || this.canChangeAgent;
     },
 

@@ -143,10 +143,12 @@ def _demo_as_its_owner(url: str, said: str) -> dict:
 def _the_demo_has_the_time_mcp_server_once_and_the_first_inspect_shows_its_group(
     first: dict, second: dict
 ) -> None:
-    """Part of the clean-clone test: ``scripts/run`` ships the catalog's time server into the demo, once."""
+    """Part of the clean-clone test: ``scripts/run`` ships the catalog's time server into the demo, once,
+    its tools deferred (``tool_search`` reveals them) and the built-ins sent."""
     groups = {group["server"]: group for group in first["inspect"]["tool_groups"]}
     assert list(groups) == [None, "time"], first["inspect"]["tool_groups"]
-    assert groups["time"]["sent"] == len(TIME_TOOLS)
+    assert (groups["time"]["sent"], groups["time"]["deferred"]) == (0, len(TIME_TOOLS))
+    assert groups[None]["sent"] > 0 and groups[None]["deferred"] == 0
     for read in (first, second):
         assert [(s["name"], s["catalog"]) for s in read["servers"]["items"]] == [("time", "time")]
 
