@@ -32,12 +32,10 @@ missed (unless ``--no-timing-asserts``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -49,14 +47,14 @@ from hango.agent.parts import server_part
 from hango.agent.stack import build_chain
 from hango.agent.state import Caller, scratch_turn
 from hango.agent.toolset import TOOL_SEARCH
-from hango.config import REPO_ROOT, load_config
+from hango.config import load_config
 from hango.db import make_engine
 from hango.mcp.tool_lists import list_hash
 from hango.store import TenantStore
 from scripts.bench.hango_server import database, serving
 from scripts.bench.history import add_agent, add_session
 from scripts.bench.inspector_report import Load, Target, conclude, machine, p50, paired
-from scripts.bench.mcp import timed
+from scripts.bench.mcp import paired_arguments, timed
 from scripts.bench.tool_search import p99
 from tests.support.tool_catalog import CATALOG, queries
 
@@ -210,12 +208,7 @@ def render(results: dict[str, Any], checks: list[Target]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 pairs instead of 40")
-    parser.add_argument("--write-doc", action="store_true", help="write the table into docs/performance.md")
-    parser.add_argument("--no-timing-asserts", action="store_true", help="exit 0 when a target is missed")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench-results")
-    args = parser.parse_args(argv)
+    args = paired_arguments(__doc__, argv)
     load = Load()
     results = measure(10 if args.quick else 40, load)
     results["machine"], results["load"] = machine(), load.marks
