@@ -2,7 +2,8 @@
 
 Computed from the same assembly and snapshot inspect answers with; no model is
 called and nothing is written. Applying one is an ordinary override PUT on its
-``target`` route (or, for ``would_compact``, ``POST .../compact``).
+``target`` route (or, for ``would_compact``, ``POST .../compact``; for ``defer_server``,
+``PATCH /v1/agents/{agent_id}`` with its ``apply`` body).
 """
 
 from __future__ import annotations
@@ -63,9 +64,27 @@ class SuggestionSchema(Schema):
         },
     )
     simulated_at = simulated_at_field()
-    target = fields.String(metadata={"enum": ["agent", "session"]})
+    target = fields.String(
+        metadata={
+            "enum": ["agent", "session", "defer"],
+            "description": "the override route that applies it; `defer` (defer_server): the agent PATCH "
+            "with the suggestion's `apply` body",
+        }
+    )
     reason = fields.String()
     sessions_affected = fields.Integer(metadata={"description": "unused_tool: the agent's sessions"})
+    calls = fields.Integer(
+        metadata={"description": "defer_server: the history's calls of the server's tools (tool_use blocks)"}
+    )
+    answers = fields.Integer(
+        metadata={"description": "defer_server: the assistant messages of the history `calls` counts over"}
+    )
+    apply = fields.Dict(
+        metadata={
+            "description": "defer_server: the body of `PATCH /v1/agents/{agent_id}` that applies it: "
+            '`{"defer": {"tools": [...the agent\'s list, "tool:<server>/*"], "auto_percent": ...}}`'
+        }
+    )
     compaction = fields.Dict(metadata={"description": "would_compact: the compaction preview"})
 
 

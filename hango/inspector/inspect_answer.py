@@ -22,6 +22,7 @@ from hango.agent.state import Caller
 from hango.inspector import calibration
 from hango.inspector.cache_outlook import NextCache, next_cache
 from hango.inspector.call_views import next_call_cost
+from hango.inspector.defer_suggestion import defer_servers
 from hango.inspector.inspection import Assembly, inspect_session
 from hango.inspector.net_price import net_price
 from hango.inspector.override_sets import agent_scope
@@ -208,7 +209,8 @@ def suggestions(deps: Deps, store: TenantStore, session: Any, caller: Caller, li
         limits = Thresholds.from_config(deps.config)
         usage = store.messages.tool_usage(assembly.state.agent.id, limits.tool_window)
         preview = compaction_preview(assembly)
-        found = measured(assembly, cache, suggest(assembly, snapshot, usage, limits, preview))
+        found = suggest(assembly, snapshot, usage, limits, preview) + defer_servers(assembly, snapshot)
+        found = measured(assembly, cache, found)
         found.sort(key=lambda s: -s.tokens_saved)
         span.set_attributes(
             {

@@ -10,7 +10,9 @@ exactly that; ``cache_loss_tokens`` is the one cache model's price of the change
 (``change_cache_loss``: the next call's expected read without it less the one with it, against
 the call the provider holds), the figure the preview gives for saving it. A compaction
 (``would_compact``) is priced by the same rule: the summary rewrites the request from its first
-message on, and what it summarizes away is saved, not written again.
+message on, and what it summarizes away is saved, not written again. A ``defer_server`` is measured
+on the request with the agent deferring the server (``tool_search``'s definition, sent or grown, counts
+against the saving).
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from hango.agent.estimator import estimate_request
 from hango.agent.ledger.record import SentCall, sent_call
 from hango.agent.ledger.verdict import change_cache_loss, expected_read, kept_read
 from hango.agent.overrides import EXCLUDE, Override, Overrides
-from hango.agent.parts import SUMMARY, kind_of, seq_of
+from hango.agent.parts import SUMMARY, kind_of, seq_of, tool_server
+from hango.agent.state import RunState
 from hango.inspector.cache_outlook import NextCache
+from hango.inspector.defer_suggestion import KIND as DEFER_SERVER
+from hango.inspector.defer_suggestion import deferring
 from hango.inspector.inspection import Assembly
 from hango.inspector.suggestions import Suggestion
 
@@ -49,12 +54,19 @@ def measured(assembly: Assembly, cache: NextCache, found: list[Suggestion]) -> l
             loss = compaction_cache_loss(cache, base_call, suggestion.compaction)
             out.append(dataclasses.replace(suggestion, cache_loss_tokens=loss))
             continue
-        state = dataclasses.replace(assembly.state, overrides=applied(assembly.state.overrides, suggestion))
+        state = _applied_state(assembly, suggestion)
         after = capture(assembly.chain, state)
         loss = change_cache_loss(held, base_call, sent_call(after), ahead)
         saved = before - estimate_request(after.to_request())
         out.append(dataclasses.replace(suggestion, tokens_saved=saved, cache_loss_tokens=loss))
     return out
+
+
+def _applied_state(assembly: Assembly, suggestion: Suggestion) -> RunState:
+    """The run state with ``suggestion`` applied: its server deferred (``defer_server``), else its overrides."""
+    if suggestion.kind == DEFER_SERVER:
+        return deferring(assembly.state, tool_server(suggestion.parts[0]))
+    return dataclasses.replace(assembly.state, overrides=applied(assembly.state.overrides, suggestion))
 
 
 def compaction_cache_loss(cache: NextCache, call: SentCall, plan: dict | None) -> int:

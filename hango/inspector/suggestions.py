@@ -13,6 +13,8 @@ model and nothing is written. Kinds:
 - ``unused_tool``: a tool none of the agent's recent answers called (an agent
   override, so it says how many sessions it affects); an MCP server none of whose
   tools was called is one suggestion, its whole server (``tool:<server>/*``);
+- ``defer_server``: an MCP server whose tools are all sent on every call, deferred
+  (``hango/inspector/defer_suggestion.py``): applied by the agent PATCH's ``defer``, not an override;
 - ``would_compact``: the next call would compact; the preview of that split.
 
 A message suggestion excludes one tool-result message and, through the
@@ -45,7 +47,14 @@ from hango.inspector.snapshot import PartView, Snapshot
 from hango.messages import ToolResultBlock, ToolUseBlock, holds_text
 from hango.store.messages import ToolUsage
 
-KINDS = ("superseded_result", "duplicate_result", "large_old_result", "unused_tool", "would_compact")
+KINDS = (
+    "superseded_result",
+    "duplicate_result",
+    "large_old_result",
+    "unused_tool",
+    "defer_server",
+    "would_compact",
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,9 @@ class Suggestion:
     reason: str
     sessions_affected: int | None = None
     compaction: dict[str, Any] | None = None
+    calls: int | None = None  # defer_server: the history's calls of the server's tools
+    answers: int | None = None  # defer_server: the assistant messages they were counted over
+    apply: dict[str, Any] | None = None  # defer_server: the agent PATCH body that applies it
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if v is not None}
@@ -335,7 +347,7 @@ def _unused_tools(
     tools = assembly.draft.report.toolset
     named = {tools.part(t.name): t.name for t in assembly.draft.tools}  # the name the model calls each by
     out = []
-    for server, views in _by_server(snapshot.tools).items():
+    for server, views in tools_by_server(snapshot.tools).items():
         unused = [v for v in views if _untouched(v) and named[v.id] not in called]
         whole = server is not None and overrides.get(server_part(server)) is None
         if unused and whole and not any(named[v.id] in called for v in views):
@@ -361,7 +373,7 @@ def _unused_tools(
     return out
 
 
-def _by_server(tools: list[PartView]) -> dict[str | None, list[PartView]]:
+def tools_by_server(tools: list[PartView]) -> dict[str | None, list[PartView]]:
     """The present tool parts by MCP server (None: the built-in tools), in request order."""
     found: dict[str | None, list[PartView]] = {}
     for view in tools:

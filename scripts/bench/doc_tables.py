@@ -47,9 +47,16 @@ WRITERS = {
     "letta": "scripts.bench.letta",
     "mcp": "scripts.bench.mcp",
     "tool_search": "scripts.bench.tool_search",
+    "deferred_tools": "scripts.bench.deferred_tools",
 }
 PATHS = {
     "tool_search": ("hango/tool_search.py", "tests/data/tool_catalog", "scripts/bench/tool_search.py"),
+    "deferred_tools": (
+        "scripts/bench/deferred_tools.py",
+        "hango/agent/toolset.py",
+        "hango/agent/middleware/tool_search.py",
+        "hango/tool_search.py",
+    ),
 }
 _TABLE = re.compile(
     r"<!-- bench:(?P<name>[\w-]+) (?P<attrs>[^>]*?) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S

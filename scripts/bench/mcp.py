@@ -162,13 +162,18 @@ def render(results: dict[str, Any], checks: list[Target]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def paired_arguments(doc: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options of a paired inspect benchmark: ``--quick``, ``--write-doc``, ``--no-timing-asserts``, ``--out``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 pairs a size instead of 40")
     parser.add_argument("--write-doc", action="store_true", help="write the table into docs/performance.md")
     parser.add_argument("--no-timing-asserts", action="store_true", help="exit 0 when a target is missed")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench-results")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = paired_arguments(__doc__, argv)
     load = Load()
     results = measure(10 if args.quick else 40, load)
     results["machine"], results["load"] = machine(), load.marks
