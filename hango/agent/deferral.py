@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from hango.agent.parts import PartID, covering_parts, is_server_part, server_tool_part, tool_part, tool_server
@@ -64,7 +65,13 @@ class Deferral:
     def names_part(self, part: PartID) -> bool:
         """Whether the explicit list defers ``part``: it names the part or, for an MCP server's tool,
         its whole server (``covering_parts``, the one matcher overrides use too)."""
-        return any(target in self.tools for target in covering_parts(part))
+        listed = self.listed
+        return any(target in listed for target in covering_parts(part))
+
+    @cached_property
+    def listed(self) -> frozenset[PartID]:
+        """The explicit list as a set: a toolset asks about every tool of every call."""
+        return frozenset(self.tools)
 
 
 NOTHING_DEFERRED = Deferral()

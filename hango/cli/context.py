@@ -370,7 +370,8 @@ def render_try_or_turn(result: dict[str, Any], _args: argparse.Namespace) -> lis
 
 
 def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
-    """The ranked suggestions; with ``--apply N``, suggestion N applied as an override PUT (or a compaction)."""
+    """The ranked suggestions; with ``--apply N``, suggestion N applied as an override PUT (a compaction, or
+    for ``defer_server`` the agent's deferral PATCHed)."""
     found = api.request("GET", f"/v1/sessions/{args.session}/context/suggestions")
     if args.apply is None:
         return found
@@ -383,6 +384,9 @@ def suggest_parts(api: Client, args: argparse.Namespace) -> dict[str, Any]:
     chosen = items[args.apply - 1]
     if chosen["kind"] == "would_compact":
         return {"applied": chosen, "compacted": _compact(api, args.session, None)}
+    if chosen["target"] == "defer":  # the agent's deferral, as the suggestion gives it whole
+        changed = api.request("PATCH", f"/v1/agents/{found['agent_id']}", body=chosen["apply"])
+        return {"applied": chosen, "defer": changed["defer"]}
     routes = Routes(api, found)
     before = routes.read(chosen["target"])
     target = chosen["target"]

@@ -39,6 +39,10 @@ def _applied(result: dict[str, Any], width: int) -> list[str]:
     item = result["applied"]
     if "compacted" in result:
         return render_compaction(result["compacted"], width)
+    if "defer" in result:
+        deferred = ", ".join(result["defer"]["tools"])
+        said = f"deferred {', '.join(item['parts'])}: saves {item['tokens_saved']} tokens a call"
+        return wrap(said, width) + wrap(f"the agent now defers {deferred} (tool_search reveals them)", width)
     added = result["saved"].get("added", [])
     said = f"excluded {', '.join(item['parts'])} on the {item['target']}: saves {item['tokens_saved']} tokens"
     pulled = f"pulled in as tool pair companions: {', '.join(added)}"

@@ -35,19 +35,28 @@ document.addEventListener("alpine:init", () => {
     },
 
     mayApply(item) {
-      return item.target === "session" || this.canChangeAgent;
+      return item.target === "session" || this.canChangeAgent; // "agent" and "defer" change the agent
     },
 
     // The panel's stored explicit set of the suggestion's route plus its parts, in the one save
     // with the panel's ETag of that set: a change made elsewhere since the panel read it is refused (412).
     async applySuggestion(item) {
       if (item.kind === "would_compact") return this.compactNow();
+      if (item.target === "defer") return this.deferServer(item);
       await this.changing(async () => {
         const kept = this.stored[item.target].filter((o) => o.paired_from === null && !item.parts.includes(o.part));
         const added = item.parts.map((part) => ({ part, action: "exclude", replacement: null }));
         const body = { [item.target]: { overrides: [...kept, ...added], if_match: this.etags[item.target] } };
         await hango.send("POST", `/v1/sessions/${this.id}/context/save`, { body });
         this.optimizeNotice = `Excluded ${item.parts.join(", ")}: saves ${hango.number(item.tokens_saved)} tokens.`;
+      });
+    },
+
+    // A defer_server suggestion: the agent's deferral as the server made it (`apply`), PATCHed whole.
+    async deferServer(item) {
+      await this.changing(async () => {
+        await hango.send("PATCH", `/v1/agents/${this.session.agent_id}`, { body: item.apply });
+        this.optimizeNotice = `Deferred ${item.parts.join(", ")}: saves ${hango.number(item.tokens_saved)} tokens a call until tool_search reveals a tool.`;
       });
     },
 

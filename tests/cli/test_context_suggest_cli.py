@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 import pytest
+
+from hango.store import TenantStore
+from tests.support.mcp import store_server
 
 pytestmark = pytest.mark.server
 
@@ -89,3 +93,21 @@ def test_compact_prints_what_it_summarized_and_the_history_stays(hango, demo_ses
     assert hango("messages", "--session", session, "--json").out == history
     shown = json.loads(hango("context", "show", "--session", session, "--json").out)
     assert shown["messages"][0]["id"] == "summary"
+
+
+def test_suggest_apply_of_defer_server_patches_the_agents_deferral(hango, demo_session, engine):
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(demo_session["tenant_id"]))
+        store_server(store, uuid.UUID(demo_session["agent_id"]), "git", ["git_log", "git_status", "git_diff"])
+    session = demo_session["session_id"]
+    items = suggested(hango, session)["suggestions"]
+    number = next(n for n, s in enumerate(items, 1) if s["kind"] == "defer_server")
+
+    result = hango("context", "suggest", "--session", session, "--apply", str(number))
+
+    assert result.code == 0, result.err
+    assert result.out.startswith("deferred tool:git/*: saves ")
+    shown = json.loads(hango("context", "show", "--session", session, "--json").out)
+    (git,) = [g for g in shown["tool_groups"] if g["server"] == "git"]
+    assert (git["sent"], git["deferred"]) == (0, 3)
+    assert "defer_server" not in [s["kind"] for s in suggested(hango, session)["suggestions"]]
