@@ -62,10 +62,13 @@ class Deferral:
         check_parts(deferral, parts)
         return deferral
 
-    def names_part(self, part: PartID) -> bool:
+    def names_part(self, part: PartID, source: PartID | None = None) -> bool:
         """Whether the explicit list defers ``part``: it names the part or, for an MCP server's tool,
-        its whole server (``covering_parts``, the one matcher overrides use too)."""
+        its whole server (``covering_parts``, the one matcher overrides use too). ``source``: the
+        server's part when the caller holds it already (a toolset asks about every tool of a call)."""
         listed = self.listed
+        if source is not None:
+            return part in listed or source in listed
         return any(target in listed for target in covering_parts(part))
 
     @cached_property

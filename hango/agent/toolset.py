@@ -128,13 +128,17 @@ class Toolset:
 
     def deferred_of(self, tools: Iterable[ToolDef]) -> tuple[ToolDef, ...]:
         """Of ``tools``, the deferred ones not revealed and no override leaves out: what ``tool_search`` finds."""
-        return tuple(t for t in tools if t.name in self.deferred and self.state(t.name).excluded_by is None)
+        return tuple(t for t in tools if t.name in self.deferred and not self._excluded(t.name))
 
     def left_out(self, tools: tuple[ToolDef, ...]) -> list[ToolDef]:
         """Of ``tools``, the enabled ones an override leaves out (a deferred one too)."""
         if not self.deferred:
             return [t for t in tools if t.name in self.enabled and t.name not in self.sent]
-        return [t for t in tools if t.name in self.enabled and self.state(t.name).excluded_by is not None]
+        return [t for t in tools if t.name in self.enabled and self._excluded(t.name)]
+
+    def _excluded(self, name: str) -> bool:
+        """Whether an override leaves the tool ``name`` out (its own, or its server's)."""
+        return bool(self.overrides.agent) and self.overrides.excludes_tool(self.part(name))
 
 
 def toolset_of(agent: AgentConfig, state: RunState) -> Toolset:
@@ -164,12 +168,20 @@ def deferred_names(
     defer = agent.defer
     if not defer:
         return frozenset()
-    named = frozenset(name for name in enabled if defer.names_part(_part(name, served)))
+    named = frozenset(
+        name for name in enabled if defer.names_part(_part(name, served), _source(name, served))
+    )
     if defer.auto_percent is None or not served:
         return named
     definitions = sum(estimate_tool(tool.definition) for tool in served.values())
     past = definitions * 100 > defer.auto_percent * agent.context_window
     return named | frozenset(served) if past else named
+
+
+def _source(name: str, served: Mapping[str, ServedTool]) -> PartID | None:
+    """The part of the source serving ``name`` (its server's ``tool:<server>/*``), None for a built-in."""
+    tool = served.get(name)
+    return None if tool is None else tool.source
 
 
 def _part(name: str, served: Mapping[str, ServedTool]) -> PartID:
