@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
+import sqlalchemy as sa
 from playwright.sync_api import expect
 
+from hango.store import TenantStore
 from tests.browser.admin import Admin, Api, Demo, inspect_totals
+from tests.support.mcp import store_server
 
 pytestmark = pytest.mark.browser
 
@@ -129,3 +134,23 @@ def test_compact_now_disabled_until_suggest_says_why_beside_it(admin: Admin, dem
 
     expect(button).to_be_enabled()
     expect(why).to_be_hidden()
+
+
+def test_apply_of_a_defer_server_suggestion_defers_the_server_for_the_agent(
+    admin: Admin, api: Api, demo: Demo, engine: sa.Engine
+):
+    with engine.begin() as conn:
+        store = TenantStore(conn, uuid.UUID(demo.tenant_id))
+        store_server(store, uuid.UUID(demo.agent_id), "git", ["git_log", "git_status", "git_diff"])
+    admin.sign_in(demo.owner_key)
+    admin.open_context(demo.session_id)
+    suggest(admin)
+    item = next(s for s in suggestions(api, demo.session_id)["suggestions"] if s["kind"] == "defer_server")
+
+    card = admin.page.locator('[data-testid="suggestion"][data-kind="defer_server"]')
+    card.get_by_role("button", name="Apply").click()
+
+    expect(admin.page.get_by_test_id("optimize-notice")).to_contain_text("Deferred tool:git/*")
+    assert api.get(f"/v1/agents/{demo.agent_id}")["defer"] == item["apply"]["defer"]
+    (git,) = [g for g in api.inspect(demo.session_id)["tool_groups"] if g["server"] == "git"]
+    assert (git["sent"], git["deferred"]) == (0, 3)
