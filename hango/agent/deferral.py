@@ -18,6 +18,9 @@ from typing import Any
 from hango.agent.parts import PartID, covering_parts, is_server_part, server_tool_part, tool_part, tool_server
 from hango.errors import Unprocessable
 
+TOOL_SEARCH = (
+    "tool_search"  # hango's own search over the deferred tools (``hango.agent.middleware.tool_search``)
+)
 DEFERS_EVERYTHING = "defers_every_tool"  # the code of a deferral refused for leaving no tool loaded
 MAX_DEFERRED = 1000  # entries of the explicit list: as many as a server may list tools
 AUTO_PERCENT_RANGE = (1, 100)

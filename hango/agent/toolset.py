@@ -24,13 +24,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from hango.agent.deferral import TOOL_SEARCH
 from hango.agent.estimator import estimate_tool
 from hango.agent.overrides import Overrides
 from hango.agent.parts import PartID, covering_parts, part_of, tool_part
 from hango.agent.state import AgentConfig, RunState, ServedTool
 from hango.messages import ToolDef
 
-TOOL_SEARCH = "tool_search"  # hango's own search over the deferred tools (``hango.agent.tools.tool_search``)
 AGENT = "agent"  # the source of the built-ins the agent enables by name
 SKILLS = "skills"  # the source of the names a skill's ``allowed_tools`` enables
 

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from hango.agent.deferral import Deferral, defers_everything
+from hango.agent.deferral import TOOL_SEARCH, Deferral, defers_everything
 from hango.agent.parts import server_part, tool_part
 from hango.agent.state import RunState
-from hango.agent.toolset import TOOL_SEARCH
 from hango.inspector.inspection import Assembly
 from hango.inspector.snapshot import PartView, Snapshot
 from hango.inspector.suggestions import Suggestion, tools_by_server

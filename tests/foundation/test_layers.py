@@ -177,6 +177,7 @@ SEAM = frozenset(
         "hango.agent.options",
         "hango.agent.chain",
         "hango.agent.compaction",
+        "hango.agent.deferral",
         "hango.agent.deps",
         "hango.agent.draft",
         "hango.agent.estimator",
