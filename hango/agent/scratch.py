@@ -168,7 +168,9 @@ class RecordingChain:
         finally:
             entry["duration_ms"] = int((time.monotonic() - clock) * 1000)
         entry.update(result=result.content, is_error=result.is_error)
-        if use.name == TOOL_SEARCH:  # what it revealed: the names the search added to the turn's state
+        if (
+            use.name == TOOL_SEARCH and not result.is_error
+        ):  # what it revealed: the names it added to the state
             tools = toolset_of(state.agent, state)
             found = {name: tools.part(name) for name in state.revealed if name not in known}
             self.record.searches.append((index, str(use.input.get("query", "")), found))
