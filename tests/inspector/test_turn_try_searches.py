@@ -63,3 +63,13 @@ def test_a_turn_try_whose_search_finds_nothing_called_says_so(lab: Lab):
     (search,) = result["searches"]
     assert search["revealed"] == ["tool:git/git_diff", "tool:git/git_log", "tool:git/git_status"]
     assert search["called"] == [] and result["deferral"] == {"defer": [], "undefer": []}
+
+
+def test_a_turn_try_lists_no_search_for_a_tool_search_that_failed(lab: Lab):
+    agent = lab.agent(tools=["ls", "read_file"])  # defers nothing: no tool_search to call
+    session = lab.session(agent, [user("hi")])
+    lab.fake.reply(Message("assistant", (ToolUseBlock("s1", TOOL_SEARCH, {"query": "anything"}),)), "done")
+    result = turn(lab, session, {})
+
+    assert [(t["name"], t["is_error"]) for t in result["tools"]] == [(TOOL_SEARCH, True)]
+    assert result["searches"] == []
