@@ -90,6 +90,25 @@ class TurnToolSchema(Schema):
     duration_ms = fields.Integer()
 
 
+class TurnSearchSchema(Schema):
+    query = fields.String(metadata={"description": "what the model searched for"})
+    revealed = fields.List(
+        fields.String(),
+        metadata={"description": "the parts of the deferred tools it revealed, in the turn's state only"},
+    )
+    called = fields.List(
+        fields.String(),
+        metadata={"description": "the revealed tools the turn called after the search, by name, each once"},
+    )
+
+
+class TurnDeferralSchema(Schema):
+    defer = fields.List(fields.String(), metadata={"description": "the parts the try deferred, as asked"})
+    undefer = fields.List(
+        fields.String(), metadata={"description": "the parts the try sent though the agent defers them"}
+    )
+
+
 class FileChangeSchema(Schema):
     path = fields.String()
     change = fields.String(metadata={"enum": ["created", "edited", "deleted"]})
@@ -135,6 +154,15 @@ class RunResultSchema(CompactResultSchema):
     changes = fields.Nested(TurnChangesSchema, metadata={"description": "what the turn would have written"})
     excluded = fields.List(fields.String())
     added = fields.List(fields.String())
+    searches = fields.List(
+        fields.Nested(TurnSearchSchema),
+        metadata={
+            "description": "each `tool_search` call of the turn, in order: did it find what was called"
+        },
+    )
+    deferral = fields.Nested(
+        TurnDeferralSchema, metadata={"description": "the deferral changes the try ran with (the body's)"}
+    )
 
 
 class RunSchema(Schema):

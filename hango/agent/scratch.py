@@ -12,7 +12,9 @@ transactions, as every run's are. The turn's own messages (its new user turn, an
 results) are scratch parts, ``scratch:<try>:<seq>`` (``hango.agent.parts``): no stored message shares
 their ids. The run's ``result`` says what the turn did: its
 calls (ledger ids, which ``GET /v1/runs/{id}`` expands), its tool calls, the answer,
-usage, cost, and the changes it would have made.
+usage, cost, the changes it would have made, and what its ``tool_search`` calls did: each
+one's query, the tools it revealed (in the turn's state only) and which of them the turn then
+called, beside the deferral the try ran with (``deferral``: its ``defer`` and ``undefer`` as asked).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from hango.agent.parts import new_try_id
 from hango.agent.run_steps import Steps
 from hango.agent.state import Caller, RunHandles, RunState, StoredMessage, Summary, ToolCall, scratch_turn
 from hango.agent.tools.base import Tool, ToolContext
+from hango.agent.toolset import TOOL_SEARCH, toolset_of
 from hango.agent.turn_loop import Sink, take_turns
 from hango.agent.turns import tool_uses
 from hango.errors import NotFound
@@ -65,6 +68,8 @@ class TurnRecord:
     costs: list[str | None] = field(default_factory=list)  # each call's price, as the gateway reported it
     simulated_at: str | None = None  # the reference model of the calls' simulated prices (None: real ones)
     asked: dict[str, int] = field(default_factory=dict)  # tool_use id → the call that asked for it
+    # each tool_search call: its index in ``tools``, its query, and the tools it revealed (name → part)
+    searches: list[tuple[int, str, dict[str, str]]] = field(default_factory=list)
 
     def call_finished(self, detail: dict[str, Any]) -> None:
         self.calls.append({"id": detail["call_id"], "usage": detail["usage"]})
@@ -86,6 +91,20 @@ class TurnRecord:
         if any(cost is None for cost in self.costs):
             return None
         return float(sum((Decimal(cost) for cost in self.costs), Decimal(0)))
+
+    def searched(self) -> list[dict[str, Any]]:
+        """What each ``tool_search`` call did: its query, the parts it revealed, and which revealed tools
+        the turn called after it (by the name the model called, in order, each once)."""
+        return [
+            {
+                "query": query,
+                "revealed": list(found.values()),
+                "called": list(
+                    dict.fromkeys(t["name"] for t in self.tools[index + 1 :] if t["name"] in found)
+                ),
+            }
+            for index, query, found in self.searches
+        ]
 
 
 class RecordingSteps:
@@ -138,15 +157,23 @@ class RecordingChain:
         use = call.use
         entry = {"call": self.record.asked.get(use.id), "id": use.id, "name": use.name, "input": use.input}
         self.record.tools.append(entry)  # when asked: a subagent's tools come after its ``task``
+        index = len(self.record.tools) - 1
         entry.update(
             result=None, is_error=True, duration_ms=None
         )  # unless it returns: a deadline or a cancel
         clock = time.monotonic()
+        known = set(state.revealed)
         try:
             result = self.chain.call_tool(call, state, handler)
         finally:
             entry["duration_ms"] = int((time.monotonic() - clock) * 1000)
         entry.update(result=result.content, is_error=result.is_error)
+        if (
+            use.name == TOOL_SEARCH and not result.is_error
+        ):  # what it revealed: the names it added to the state
+            tools = toolset_of(state.agent, state)
+            found = {name: tools.part(name) for name in state.revealed if name not in known}
+            self.record.searches.append((index, str(use.input.get("query", "")), found))
         return result
 
 
@@ -241,6 +268,7 @@ class ScratchTurn(Sink):
         """The run's ``result``: what the turn did (None when it never got past its plan)."""
         if self.plan is None:
             return None
+        asked = self.run.input or {}
         return {
             "answer": None if self.answer is None else message_to_dict(self.answer),
             "stop_reason": stop_reason,
@@ -252,6 +280,8 @@ class ScratchTurn(Sink):
             "changes": self.changes or {"files": [], "memory": [], "todos": None},
             "excluded": list(self.plan.excluded),
             "added": list(self.plan.added),
+            "searches": self.record.searched(),
+            "deferral": {key: list(asked.get(key) or []) for key in ("defer", "undefer")},
         }
 
     def audit_detail(self, status: str, code: str | None) -> dict[str, Any]:

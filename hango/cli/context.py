@@ -39,7 +39,7 @@ from hango.cli.context_table import (
     render_try,
     terminal_width,
 )
-from hango.cli.context_turn import render_turn
+from hango.cli.context_turn import AS_IS, next_call_figures, render_turn
 from hango.cli.progress import follow, succeeded
 
 EXCLUDE_HELP = "parts to leave out, e.g. system:todo tool:grep message:3 message:5..9"
@@ -97,6 +97,20 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="send a part with other text this time, e.g. system:agent='Be terse.'",
     )
     attempt.add_argument("--message", help="a user message to append for this call")
+    attempt.add_argument(
+        "--defer",
+        action="append",
+        default=[],
+        metavar="PART",
+        help="a tool or server to defer this time (tool_search must find it), e.g. tool:grep tool:git/*",
+    )
+    attempt.add_argument(
+        "--undefer",
+        action="append",
+        default=[],
+        metavar="PART",
+        help="a tool or server the agent defers, sent from the start this time",
+    )
     suggest = _command(actions, "suggest", "list parts worth dropping, with what each saves", suggest_parts)
     suggest.add_argument("--apply", type=int, metavar="N", help="apply suggestion N of the list")
     compact = _command(actions, "compact", "summarize the session's older messages now", compact_now)
@@ -356,10 +370,15 @@ def try_call(api: Client, args: argparse.Namespace) -> Any:
         body["replace"] = dict(args.replace)
     if args.message is not None:
         body["message"] = args.message
+    if args.defer or args.undefer:
+        body |= {"defer": args.defer, "undefer": args.undefer}
     if not args.turn:
         return api.request("POST", f"/v1/sessions/{args.session}/context/try", body=body)
+    # the A/B's other column: the session's next call as it stands, read before the try is queued
+    as_is = None if args.json else next_call_figures(inspect(api, args.session))
     queued = api.request("POST", f"/v1/sessions/{args.session}/context/try", body={**body, "mode": "turn"})
-    return succeeded(follow(api, queued))
+    ended = succeeded(follow(api, queued))
+    return ended if as_is is None else {**ended, AS_IS: as_is}
 
 
 def render_try_or_turn(result: dict[str, Any], _args: argparse.Namespace) -> list[str]:

@@ -1,4 +1,5 @@
-"""What ``hango context try --turn`` prints at the end: the answer, a summary line, the would-be diffs.
+"""What ``hango context try --turn`` prints at the end: the answer, a summary line, what its searches
+found, the would-be diffs, and the A/B: the try's first call beside the session's next call as it stands.
 
 The steps themselves were printed to stderr as they ran (``hango/cli/progress.py``);
 this is the ended try run's ``result`` (``docs/learning`` and ``/work/notes``: the
@@ -11,9 +12,10 @@ import json
 from typing import Any
 
 from hango.cli.context_table import visible, wrap
-from hango.cli.money import priced
+from hango.cli.money import UNKNOWN, money, priced
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+AS_IS = "next_call_as_is"  # the key the CLI adds to the run it prints: inspect's next-call figures
 
 
 def render_turn(run: dict[str, Any], width: int) -> list[str]:
@@ -26,7 +28,70 @@ def render_turn(run: dict[str, Any], width: int) -> list[str]:
         lines += wrap(f"left out: {', '.join(result['excluded'])}", width)
     if result.get("added"):
         lines += wrap(f"of which tool pair companions: {', '.join(result['added'])}", width, "  ")
-    return lines + changes_lines(result.get("changes") or {})
+    lines += deferral_lines(result, width)
+    lines += changes_lines(result.get("changes") or {})
+    return lines + (ab_lines(run[AS_IS], first_call_figures(result)) if AS_IS in run else [])
+
+
+def deferral_lines(result: dict[str, Any], width: int) -> list[str]:
+    """What the try deferred or sent though deferred, then one line per ``tool_search`` call:
+    ``searched 'find text in files' → revealed tool:grep; called grep``."""
+    deferral = result.get("deferral") or {}
+    lines = []
+    if deferral.get("defer"):
+        lines += wrap(f"deferred this time: {', '.join(deferral['defer'])}", width)
+    if deferral.get("undefer"):
+        lines += wrap(f"sent though deferred: {', '.join(deferral['undefer'])}", width)
+    for search in result.get("searches") or []:
+        found = f"revealed {', '.join(search['revealed'])}" if search["revealed"] else "revealed nothing"
+        called = f"called {', '.join(search['called'])}" if search["called"] else "called none of them"
+        said = f"searched {visible(repr(search['query']))} → {found}"
+        lines += wrap(f"{said}; {called}" if search["revealed"] else said, width)
+    return lines
+
+
+def next_call_figures(inspect: dict[str, Any]) -> dict[str, Any]:
+    """Inspect's next call: its tokens sent (estimated), the tools it sends, its input cost."""
+    cost = inspect.get("next_call_cost") or {}
+    sent = [p for p in inspect.get("tools") or [] if p.get("included") and not p.get("deferred")]
+    return {
+        "tokens": inspect.get("total_after"),
+        "tools": len(sent),
+        "usd": cost.get("usd"),
+        "simulated_at": cost.get("simulated_at"),
+    }
+
+
+def first_call_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The try's first call as the ledger holds it: its prompt tokens, the tools it sent, its input cost
+    (its parts' shares); each None when the run lists the call without its detail, or a share is unknown."""
+    call = (result.get("calls") or [{}])[0]
+    usage, parts = call.get("usage"), call.get("parts")
+    shares = [p.get("cost_usd") for p in parts or []]
+    return {
+        "tokens": None if usage is None else usage.get("prompt_tokens"),
+        "tools": None if parts is None else sum(1 for p in parts if p.get("kind") == "tool"),
+        "usd": None if not shares or None in shares else sum(shares),
+        "simulated_at": (call.get("cost") or {}).get("simulated_at"),
+    }
+
+
+def ab_lines(as_is: dict[str, Any], tried: dict[str, Any]) -> list[str]:
+    """The A/B in two columns: the next call as inspect sees it, and the try's first call as it went."""
+    rows = [("", "next call as is", "the try's first call")]
+    rows += [
+        (name, _figure(as_is[key]), _figure(tried[key]))
+        for name, key in (("tokens sent", "tokens"), ("tools sent", "tools"))
+    ]
+    rows.append(("input cost", money(as_is["usd"]), money(tried["usd"])))
+    first, second = (max(len(row[column]) for row in rows) for column in (0, 1))
+    lines = ["A/B:"] + [f"  {a:<{first}}  {b:<{second}}  {c}".rstrip() for a, b, c in rows]
+    simulated = as_is["simulated_at"] or tried["simulated_at"]
+    return lines + ([f"  (simulated at {simulated} prices)"] if simulated else [])
+
+
+def _figure(count: int | None) -> str:
+    return UNKNOWN if count is None else f"{count:,}"
 
 
 def summary_line(result: dict[str, Any]) -> str:
