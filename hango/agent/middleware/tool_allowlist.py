@@ -30,11 +30,12 @@ class ToolAllowlistMiddleware(Middleware):
         )
         sent = tools.in_sending_order(draft.tools)
         report = draft.report.leaving_out(left_out)
-        if tools.deferred:  # left out until ``tool_search`` reveals them (no override's doing)
+        if tools.deferred:  # not input until a search reveals them (no override's doing)
             deferred = tools.deferred_of(draft.tools)
             parts = tuple(part_of(t) for t in deferred)
             entry = LeftOut(self.name, DEFERRED, parts, sum(estimate_tool(t) for t in deferred))
             report = replace(report.leaving_out(entry), deferred=deferred)
         if state.overrides:  # the enabled tools before the tool overrides, for the inspector
             report = report.keeping(tools=tools.unoverridden().in_sending_order(draft.tools))
-        return call_next(draft.with_(tools=sent, report=report))
+        deferred_wire = tools.sent_deferred(draft.tools)  # a native deferral's: sent marked deferred
+        return call_next(draft.with_(tools=sent, sent_deferred=deferred_wire, report=report))
