@@ -102,7 +102,9 @@ def request_payload(request: Request) -> dict[str, Any]:
     """The ``messages.create`` / ``count_tokens`` arguments for ``request`` (``max_tokens`` aside)."""
     payload: dict[str, Any] = {
         "model": request.model,
-        "messages": [_wire_message(m) for m in merge_same_role(request.messages)],
+        "messages": [
+            _wire_message(m, request.tool_search is not None) for m in merge_same_role(request.messages)
+        ],
     }
     if request.system:
         payload["system"] = [
@@ -120,8 +122,14 @@ def _wire_tool(tool: ToolDef) -> dict[str, Any]:
     return {**wire, "defer_loading": True} if tool.deferred else wire
 
 
-def _wire_message(message: Message) -> dict[str, Any]:
-    blocks = [block_to_dict(b) for b in message.content if is_sent(b)]
+def _wire_message(message: Message, searching: bool) -> dict[str, Any]:
+    """The message as sent; a search's server blocks only while the request carries the search (an
+    agent that left native deferral has its found tools sent loaded: the blocks would name no tool)."""
+    blocks = [
+        block_to_dict(b)
+        for b in message.content
+        if is_sent(b) and (searching or not isinstance(b, ServerToolBlock))
+    ]
     if blocks and message.cache_control:
         blocks[-1] = _cached(blocks[-1], True)
     return {"role": message.role, "content": blocks}

@@ -96,3 +96,16 @@ def test_the_fake_refuses_a_request_whose_tools_are_all_deferred_with_400(
     assert isinstance(failure, ProviderError)
     assert (failure.details["status"], failure.details["provider_message"]) == (400, ALL_DEFERRED)
     assert server.requests[-1].body["tools"][0]["defer_loading"] is True
+
+
+def test_a_request_without_the_search_leaves_the_history_s_search_blocks_out(
+    server: FakeProviderServer, provider: AnthropicProvider
+) -> None:
+    server.reply(search_answer("pattern", ["grep"], ToolUseBlock("toolu_1", "grep", {"path": "a"})))
+    answer = provider.complete(NATIVE).message
+    loaded = request(user("find hello"), answer, user("go on"), tools=(READ_FILE, GREP))  # native left
+
+    provider.complete(loaded)
+
+    replayed = server.bodies(MESSAGES)[-1]["messages"][1]["content"]
+    assert [b["type"] for b in replayed] == ["tool_use"]
