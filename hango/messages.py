@@ -7,7 +7,7 @@ Content blocks are stored in ``messages.content`` as the dicts that
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -166,6 +166,18 @@ def block_from_dict(data: dict[str, Any]) -> ContentBlock:
     if kind in SERVER_TOOL_BLOCKS:
         return ServerToolBlock(data)
     raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def referenced_tools(messages: Iterable[Message]) -> frozenset[str]:
+    """The tools the provider's search results in ``messages`` reference: the ones it loads from them."""
+    return frozenset(
+        name
+        for message in messages
+        if len(message.content) > 1  # a search's answer holds its call, its result and more
+        for block in message.content
+        if isinstance(block, ServerToolBlock)
+        for name in block.referenced_tools
+    )
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

@@ -137,13 +137,15 @@ class Toolset:
         """Of ``tools``, the deferred ones not revealed and no override leaves out: what ``tool_search`` finds."""
         return tuple(t for t in tools if t.name in self.deferred and not self._excluded(t.name))
 
-    def sent_deferred(self, tools: Iterable[ToolDef]) -> tuple[ToolDef, ...]:
+    def sent_deferred(self, tools: Iterable[ToolDef], referenced: frozenset[str]) -> tuple[ToolDef, ...]:
         """Of ``tools`` (in the stack's order), those a native deferral sends marked deferred: every deferred
-        tool, revealed or not, that no override leaves out (in one order, so a reveal changes no tool); none
+        tool not revealed, and every revealed one a search result of the call's messages still references
+        (``referenced``: the provider loads it from there), that no override leaves out. One order, so a
+        reveal changes no tool; a revealed tool whose search a compaction summarized is sent loaded. None
         without a native deferral."""
         if not self.native:
             return ()
-        deferring = self.deferred | self.revealed.keys()
+        deferring = self.deferred | (self.revealed.keys() & referenced)
         return tuple(
             replace(t, deferred=True) for t in tools if t.name in deferring and not self._excluded(t.name)
         )

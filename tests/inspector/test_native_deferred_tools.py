@@ -94,3 +94,20 @@ def test_a_native_deferral_on_a_run_whose_model_is_not_anthropic_keeps_hangos_to
 
     names = [t["function"]["name"] for t in lab.fake.bodies(CHAT_COMPLETIONS)[0]["tools"]]
     assert TOOL_SEARCH in names and "grep" not in names
+
+
+def test_a_natively_revealed_tool_whose_search_a_compaction_summarized_is_sent_loaded(lab: Lab):
+    session = lab.session(native_agent(lab), [user("hi")])
+    lab.fake.reply(search_answer("find text in files", ["grep"], "found it"))
+    assert lab.say(session, "look for hello").status_code == 201
+    lab.summary(
+        session, lab.messages(session)[-1]["seq"], "The user asked to look for hello; grep was found."
+    )
+
+    lab.fake.reply("ok")
+    assert lab.say(session, "again").status_code == 201
+
+    tools = {t.get("name"): t for t in lab.fake.bodies(MESSAGES)[-1]["tools"]}
+    assert "defer_loading" not in tools["grep"]  # no reference left to load it from: sent loaded
+    assert tools["git__git_log"]["defer_loading"] is True and BM25 in tools
+    assert by_id(lab.inspect(session))["tool:grep"]["included"] is True

@@ -11,7 +11,7 @@ from hango.agent.parts import part_of
 from hango.agent.report import DEFERRED, OVERRIDDEN, LeftOut
 from hango.agent.state import RunState
 from hango.agent.toolset import toolset_of
-from hango.messages import Response
+from hango.messages import Response, referenced_tools
 
 
 class ToolAllowlistMiddleware(Middleware):
@@ -37,5 +37,7 @@ class ToolAllowlistMiddleware(Middleware):
             report = replace(report.leaving_out(entry), deferred=deferred)
         if state.overrides:  # the enabled tools before the tool overrides, for the inspector
             report = report.keeping(tools=tools.unoverridden().in_sending_order(draft.tools))
-        deferred_wire = tools.sent_deferred(draft.tools)  # a native deferral's: sent marked deferred
+        # a native deferral's tools, sent marked deferred (a revealed one while its search result is sent)
+        referenced = referenced_tools(m.message for m in draft.messages) if tools.native else frozenset()
+        deferred_wire = tools.sent_deferred(draft.tools, referenced)
         return call_next(draft.with_(tools=sent, sent_deferred=deferred_wire, report=report))
