@@ -86,6 +86,7 @@ def finish(span: Span, state: RunState, response: Response) -> None:
             names.GEN_AI_USAGE_CACHE_READ_TOKENS: usage.cache_read_tokens,
             names.GEN_AI_USAGE_CACHE_CREATION_TOKENS: usage.cache_write_tokens,
             names.CACHE_READ_RATIO: ratio,
+            **({names.TOOL_SEARCHES: response.tool_searches} if response.tool_searches else {}),
         }
     )
     if state.trace_content:

@@ -8,11 +8,13 @@ import uuid
 
 from hango.agent.toolset import TOOL_SEARCH
 from hango.messages import ToolUseBlock
+from hango.store import TenantStore
 from tests.fakes.anthropic_tool_search import BM25, search_answer
 from tests.fakes.provider_server import CHAT_COMPLETIONS, MESSAGES
 from tests.inspector.conftest import Lab, by_id, user
 from tests.inspector.test_deferred_tools import GIT_TOOLS, LOADED, results_of
 from tests.support.mcp import store_server
+from tests.support.queue import drain
 
 DEFERRED = ["grep", *(f"git__{name}" for name in GIT_TOOLS)]  # the names the model calls
 SEARCH_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": BM25}
@@ -111,3 +113,17 @@ def test_a_natively_revealed_tool_whose_search_a_compaction_summarized_is_sent_l
     assert "defer_loading" not in tools["grep"]  # no reference left to load it from: sent loaded
     assert tools["git__git_log"]["defer_loading"] is True and BM25 in tools
     assert by_id(lab.inspect(session))["tool:grep"]["included"] is True
+
+
+def test_a_try_s_native_search_reveals_in_its_own_state_only(lab: Lab):
+    session = lab.session(native_agent(lab), [user("hi")])
+    lab.fake.reply(search_answer("find text", ["grep"], ToolUseBlock("g1", "grep", {"pattern": "x"})), "ok")
+
+    tried = lab.try_(session, {"message": "look for hello", "mode": "turn"})
+    assert tried.status_code == 202, tried.get_json()
+    drain(lab.who.client.application)
+
+    assert lab.who.get(f"/v1/runs/{tried.get_json()['id']}").get_json()["status"] == "completed"
+    with lab.engine.connect() as conn:
+        assert TenantStore(conn, lab.tenant_id).revealed_tools.for_session(uuid.UUID(session)) == []
+    assert by_id(lab.inspect(session))["tool:grep"]["deferred"] is True
