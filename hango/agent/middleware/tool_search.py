@@ -9,7 +9,7 @@ tools sent from the start. A try's search reveals in the try's state only (its
 source stores nothing), like every other thing a try does.
 
 With a native deferral the provider searches (``hango.agent.toolset``): the tools
-its search result references (``ServerToolBlock.referenced_tools``) are revealed
+its search result references (``hango.messages.referenced_tools``) are revealed
 the same way once the answer is kept (``reveal_referenced``), so the answer's own
 call of one runs.
 """
@@ -24,7 +24,7 @@ from hango.agent.parts import PartID, tool_server
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure
 from hango.agent.toolset import TOOL_SEARCH, Toolset, toolset_of
-from hango.messages import Message, ServerToolBlock, ToolDef
+from hango.messages import Message, ToolDef, referenced_tools
 from hango.tool_search import MAX_LIMIT, BadSearch, SearchableTool, ToolIndex
 
 if TYPE_CHECKING:
@@ -95,17 +95,12 @@ Reveal = Callable[[ToolContext, list[tuple[PartID, str]], int], None]
 def reveal_referenced(ctx: ToolContext, answer: Message) -> None:
     """Reveal the deferred tools the provider's own search referenced in ``answer`` (kept last in the
     history): stored for a run, in the state for a try, as hango's search reveals."""
-    names = [
-        name
-        for block in answer.content
-        if isinstance(block, ServerToolBlock)
-        for name in block.referenced_tools
-    ]
+    names = referenced_tools((answer,))
     if not names:
         return
     state = ctx.state
     tools = toolset_of(state.agent, state)
-    found = [(tools.part(name), name) for name in dict.fromkeys(names) if name in tools.deferred]
+    found = [(tools.part(name), name) for name in sorted(names & tools.deferred)]
     if found:
         reveal = _reveal_in_state if state.mode.try_id else _reveal_stored
         reveal(ctx, found, _asking_seq(state))
