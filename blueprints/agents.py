@@ -15,9 +15,11 @@ from hango.agent.deferral import (
     AUTO_PERCENT_RANGE,
     DEFERS_EVERYTHING,
     MAX_DEFERRED,
+    NATIVE_NEEDS_ANTHROPIC,
     NOTHING_DEFERRED,
     Deferral,
     check_deferral,
+    check_native,
 )
 from hango.agent.parts import MAX_PART_CHARS, TOOL_PART_PATTERN, MalformedPart, kind_of
 from hango.api import Blueprint
@@ -29,7 +31,8 @@ blp = Blueprint("agents", __name__, url_prefix="/v1/agents", description="Agents
 TOOL_PARTS = "a built-in `tool:<name>`, an MCP server's tool `tool:<server>/<tool>` or a whole server `tool:<server>/*`"
 DEFERS_EVERYTHING_ANSWER = (
     f"`invalid`: the body is not valid. `{DEFERS_EVERYTHING}`: `defer.tools` would leave none of the "
-    "agent's tools (its built-ins and its attached MCP servers' tools) loaded; one must stay loaded."
+    "agent's tools (its built-ins and its attached MCP servers' tools) loaded; one must stay loaded. "
+    f"`{NATIVE_NEEDS_ANTHROPIC}`: `defer.native` is true for a model that is not `anthropic/`."
 )
 
 
@@ -54,6 +57,16 @@ class DeferSchema(Schema):
         },
     )
 
+    native = fields.Boolean(
+        load_default=False,
+        dump_default=False,  # a deferral stored before the choice existed is hango's own
+        metadata={
+            "description": "true: the provider's own deferred loading (an `anthropic/` model only: the "
+            "deferred definitions are sent with `defer_loading` and Anthropic's BM25 tool search finds "
+            "them); false: hango's own `tool_search`, on every provider"
+        },
+    )
+
     @validates("tools")
     def _tools(self, value: list[str], **_kw) -> None:
         for part in value:
@@ -65,7 +78,9 @@ class DeferSchema(Schema):
     @post_load
     def _whole(self, data: dict, **_kw) -> dict:
         # a PATCH replaces the whole deferral: what it leaves out is nothing deferred
-        return Deferral(tuple(data.get("tools", ())), data.get("auto_percent")).as_dict()
+        return Deferral(
+            tuple(data.get("tools", ())), data.get("auto_percent"), data.get("native", False)
+        ).as_dict()
 
 
 def _is_tool_part(part: str) -> bool:
@@ -149,6 +164,7 @@ class AgentList(MethodView):
     def post(self, body: dict):
         """Create an agent owned by the caller."""
         check_deferral(Deferral.of(body["defer"]), body["tools"], ())  # no server is attached yet
+        check_native(Deferral.of(body["defer"]), body["model"])
         agent = tenancy.store().agents.create(tenancy.principal().user_id, **body)
         tenancy.audit("agent.create", "agent", agent.id, {"model": agent.model})
         return agent
@@ -179,7 +195,9 @@ class AgentItem(MethodView):
 
 
 def _check_patched_deferral(agent: Any, body: dict) -> None:
-    """The deferral check on the agent as the PATCH leaves it (its tools or its deferral may change)."""
+    """The deferral checks on the agent as the PATCH leaves it (its tools, model or deferral may change)."""
     if "tools" in body or "defer" in body:
         tools, defer = body.get("tools", agent.tools), body.get("defer", agent.defer)
         check_deferral(Deferral.of(defer), tools, attached_tools(tenancy.store(), agent.id))
+    if "model" in body or "defer" in body:
+        check_native(Deferral.of(body.get("defer", agent.defer)), body.get("model", agent.model))

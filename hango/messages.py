@@ -7,7 +7,7 @@ Content blocks are stored in ``messages.content`` as the dicts that
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -33,7 +33,27 @@ class ToolResultBlock:
     is_error: bool = False
 
 
-ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+@dataclass(frozen=True)
+class ServerToolBlock:
+    """A block of a tool the provider runs itself (Anthropic's ``server_tool_use`` and its result, e.g.
+    ``tool_search_tool_result``), kept as the provider gave it: the API reads it back in the history."""
+
+    data: dict[str, Any]
+
+    @property
+    def referenced_tools(self) -> tuple[str, ...]:
+        """The tools a tool search result references (``tool_reference`` blocks), by name; none for others."""
+        content = self.data.get("content")
+        if self.data.get("type") != TOOL_SEARCH_RESULT or not isinstance(content, dict):
+            return ()
+        references = content.get("tool_references") or ()
+        return tuple(r["tool_name"] for r in references if isinstance(r, dict) and "tool_name" in r)
+
+
+SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result"})
+TOOL_SEARCH_RESULT = "tool_search_tool_result"
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock | ServerToolBlock
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,8 @@ class ToolDef:
     input_schema: dict[str, Any]
     # the inspector's part id, when the name is a substitute it cannot be read from (never sent)
     part: str | None = field(default=None, compare=False)
+    # sent with the provider's deferred loading (Anthropic's ``defer_loading``): not input until referenced
+    deferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +91,8 @@ class Request:
     tools: tuple[ToolDef, ...] = ()
     messages: tuple[Message, ...] = ()
     max_tokens: int = 4096
+    # the provider's own search over the ``deferred`` tools (``"bm25"``), carried with them; None: no search
+    tool_search: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,7 @@ class Response:
     message: Message
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
+    tool_searches: int = 0  # the provider's own tool searches the answer made (``usage.server_tool_use``)
 
 
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
@@ -116,6 +141,8 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ServerToolBlock):
+        return block.data
     return {
         "type": "tool_result",
         "tool_use_id": block.tool_use_id,
@@ -136,7 +163,21 @@ def block_from_dict(data: dict[str, Any]) -> ContentBlock:
         return ToolResultBlock(
             data["tool_use_id"], data.get("content", ""), bool(data.get("is_error", False))
         )
+    if kind in SERVER_TOOL_BLOCKS:
+        return ServerToolBlock(data)
     raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def referenced_tools(messages: Iterable[Message]) -> frozenset[str]:
+    """The tools the provider's search results in ``messages`` reference: the ones it loads from them."""
+    return frozenset(
+        name
+        for message in messages
+        if len(message.content) > 1  # a search's answer holds its call, its result and more
+        for block in message.content
+        if isinstance(block, ServerToolBlock)
+        for name in block.referenced_tools
+    )
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

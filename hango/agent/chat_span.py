@@ -15,7 +15,7 @@ from opentelemetry.trace import Span
 from hango import telemetry
 from hango.agent.ledger.verdict import Verdict
 from hango.agent.state import RunState
-from hango.messages import ContentBlock, Message, Request, Response, TextBlock, ToolUseBlock
+from hango.messages import ContentBlock, Message, Request, Response, ServerToolBlock, TextBlock, ToolUseBlock
 from hango.providers import split_model
 from hango.telemetry import names
 
@@ -26,6 +26,8 @@ def genai_part(block: ContentBlock) -> dict[str, Any]:
         return {"type": "text", "content": block.text}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_call", "id": block.id, "name": block.name, "arguments": block.input}
+    if isinstance(block, ServerToolBlock):  # the provider's own tool: its kind, no content
+        return {"type": block.data.get("type", "server_tool")}
     return {"type": "tool_call_response", "id": block.tool_use_id, "response": block.content}
 
 
@@ -84,6 +86,7 @@ def finish(span: Span, state: RunState, response: Response) -> None:
             names.GEN_AI_USAGE_CACHE_READ_TOKENS: usage.cache_read_tokens,
             names.GEN_AI_USAGE_CACHE_CREATION_TOKENS: usage.cache_write_tokens,
             names.CACHE_READ_RATIO: ratio,
+            **({names.TOOL_SEARCHES: response.tool_searches} if response.tool_searches else {}),
         }
     )
     if state.trace_content:

@@ -21,7 +21,7 @@ from hango.agent.parts import SUMMARY, SourcedMessage, seq_of, system_part
 from hango.agent.state import RunState
 from hango.agent.toolset import toolset_of
 from hango.agent.validate import safe_cuts_from_the_end
-from hango.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from hango.messages import ServerToolBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 KEEP_SHARE = 0.5
 CLIP = 2000
@@ -46,6 +46,8 @@ def _render_block(block) -> str:
         return block.text[:CLIP]
     if isinstance(block, ToolUseBlock):
         return f"[called {block.name}({json.dumps(block.input, ensure_ascii=False)[:CLIP]})]"
+    if isinstance(block, ServerToolBlock):
+        return f"[provider tool: {json.dumps(block.data, ensure_ascii=False)[:CLIP]}]"
     assert isinstance(block, ToolResultBlock)
     return f"[tool result{' (error)' if block.is_error else ''}: {block.content[:CLIP]}]"
 

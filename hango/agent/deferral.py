@@ -5,7 +5,10 @@ the rest of the session (``revealed_tools``). The agent names what to defer by p
 (``hango.agent.parts``): a built-in ``tool:<name>``, an MCP server's tool ``tool:<server>/<tool>``,
 or every tool of a server ``tool:<server>/*``. ``auto_percent`` defers every MCP server's tools
 when their definitions together pass that share of the agent's context window; built-ins are never
-deferred by it. Stored as ``agents.defer``: ``{"tools": [...], "auto_percent": int | null}``.
+deferred by it. ``native`` chooses the provider's own deferred loading where it has one
+(Anthropic's ``defer_loading`` with its BM25 search tool): the deferred definitions are sent marked
+deferred and the provider searches them; any other model keeps hango's ``tool_search``. Stored as
+``agents.defer``: ``{"tools": [...], "auto_percent": int | null, "native": bool}``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ TOOL_SEARCH = (
     "tool_search"  # hango's own search over the deferred tools (``hango.agent.middleware.tool_search``)
 )
 DEFERS_EVERYTHING = "defers_every_tool"  # the code of a deferral refused for leaving no tool loaded
+NATIVE_NEEDS_ANTHROPIC = "native_deferral_needs_anthropic"  # the code of a native deferral on another model
+NATIVE_PROVIDER = "anthropic"  # the one provider with its own deferred loading hango speaks
 MAX_DEFERRED = 1000  # entries of the explicit list: as many as a server may list tools
 AUTO_PERCENT_RANGE = (1, 100)
 
@@ -32,17 +37,25 @@ class Deferral:
 
     tools: tuple[PartID, ...] = ()
     auto_percent: int | None = None
+    native: bool = False  # the provider's own deferred loading and search, where the model's provider has one
 
     @classmethod
     def of(cls, stored: Mapping[str, Any] | None) -> Deferral:
         """The deferral of the stored JSON (``agents.defer``); missing, nothing is deferred."""
         if not stored:
             return NOTHING_DEFERRED
-        return cls(tuple(stored.get("tools") or ()), stored.get("auto_percent"))
+        return cls(tuple(stored.get("tools") or ()), stored.get("auto_percent"), bool(stored.get("native")))
 
     def as_dict(self) -> dict[str, Any]:
-        """The stored (and API) shape: ``{"tools": [...], "auto_percent": int | null}``."""
-        return {"tools": list(self.tools), "auto_percent": self.auto_percent}
+        """The stored (and API) shape: ``{"tools": [...], "auto_percent": int | null}``, with ``"native": true``
+        when chosen (a deferral stored without it is hango's own; the API reads it as false)."""
+        shape: dict[str, Any] = {"tools": list(self.tools), "auto_percent": self.auto_percent}
+        return {**shape, "native": True} if self.native else shape
+
+    def native_on(self, model: str) -> bool:
+        """Whether a call of ``model`` (``<provider>/<model>``) defers natively: the agent chose it and
+        the model's provider has deferred loading (Anthropic); otherwise hango's ``tool_search`` serves."""
+        return self.native and model.partition("/")[0] == NATIVE_PROVIDER
 
     def __bool__(self) -> bool:
         return bool(self.tools) or self.auto_percent is not None
@@ -98,6 +111,17 @@ def check_deferral(deferral: Deferral, builtins: Iterable[str], attached: Iterab
     """Refuse (422 ``defers_every_tool``) a deferral whose explicit list leaves none of the agent's tools
     loaded: a request offering deferred tools only is one the provider refuses (Anthropic: 400)."""
     check_parts(deferral, agent_tool_parts(builtins, attached))
+
+
+def check_native(deferral: Deferral, model: str) -> None:
+    """Refuse (422 ``native_deferral_needs_anthropic``) a native deferral for a model whose provider has
+    no deferred loading hango speaks."""
+    if deferral.native and not deferral.native_on(model):
+        raise Unprocessable(
+            f"defer.native needs an {NATIVE_PROVIDER}/ model (its tool search and defer_loading); "
+            f"{model.partition('/')[0]!r} models use hango's own tool_search: set defer.native to false",
+            code=NATIVE_NEEDS_ANTHROPIC,
+        )
 
 
 def check_parts(deferral: Deferral, parts: Iterable[PartID]) -> None:

@@ -8,6 +8,8 @@ from hango.agent.parts import SourcedBlock, SourcedMessage
 from hango.agent.report import NOTHING, Report
 from hango.messages import Request, ToolDef
 
+NATIVE_SEARCH = "bm25"  # the provider's search a native deferral sends (Anthropic's BM25 tool search)
+
 
 @dataclass(frozen=True)
 class Draft:
@@ -22,6 +24,9 @@ class Draft:
     tools: tuple[ToolDef, ...]
     messages: tuple[SourcedMessage, ...]
     max_tokens: int = 4096
+    # a native deferral's tools, marked deferred (``Toolset.sent_deferred``): sent after the loaded ones
+    # with the provider's search; ``tools`` keeps the ones the call counts as input (the revealed ones)
+    sent_deferred: tuple[ToolDef, ...] = ()
     report: Report = field(default=NOTHING, compare=False, repr=False)
 
     def with_(self, **changes) -> Draft:
@@ -50,7 +55,15 @@ class Draft:
         return Request(
             model=model or self.model,
             system=tuple(s.block for s in self.system),
-            tools=self.tools,
+            tools=self._wire_tools(),
             messages=tuple(m.message for m in self.messages),
             max_tokens=self.max_tokens,
+            tool_search=NATIVE_SEARCH if self.sent_deferred else None,
         )
+
+    def _wire_tools(self) -> tuple[ToolDef, ...]:
+        """The tools as sent: the loaded ones, then a native deferral's marked deferred."""
+        if not self.sent_deferred:
+            return self.tools
+        deferred = {t.name for t in self.sent_deferred}
+        return (*(t for t in self.tools if t.name not in deferred), *self.sent_deferred)

@@ -67,7 +67,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hango.messages import Block, ContentBlock, Message, Request, TextBlock, ToolDef, ToolUseBlock, is_sent
+from hango.messages import (
+    Block,
+    ContentBlock,
+    Message,
+    Request,
+    ServerToolBlock,
+    TextBlock,
+    ToolDef,
+    ToolUseBlock,
+    is_sent,
+)
 
 
 def _byte_table(classes: Iterable[tuple[Iterable[int], bytes]], default: bytes) -> bytes:
@@ -264,6 +274,8 @@ class Estimator:
         if isinstance(block, ToolUseBlock):
             named = self.estimate_text(block.id) + self.estimate_text(block.name)
             return w.tool_use_block + named + self._estimate_json(block.input)
+        if isinstance(block, ServerToolBlock):
+            return w.tool_use_block + self._estimate_json(block.data)
         framing = w.tool_result_block + (w.error_flag if block.is_error else 0)
         return framing + self.estimate_text(block.tool_use_id) + self.estimate_text(block.content)
 

@@ -16,6 +16,12 @@ but not sent until hango's ``tool_search`` (one more source, enabled while anyth
 reveals it for the rest of the session (``RunState.revealed``). Revealed tools are sent after
 the tools sent from the start, in the order they were revealed, so a reveal keeps the cached
 prefix of the tools before it.
+
+With a native deferral on a provider that has deferred loading (``Deferral.native_on``: Anthropic)
+the deferred tools are *sent deferred* instead of left out: every deferring tool's definition goes
+after the loaded ones marked deferred, with the provider's own search and no ``tool_search``; the
+provider's search result references the tools it loads, and those are revealed as hango's search
+reveals them (the figures: a deferred tool is no input until referenced).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class Toolset:
     deferred: frozenset[str] = frozenset()  # enabled, deferred and not revealed: not sent
     # the deferred tools revealed in the session, by name: the seq of the answer that revealed each
     revealed: Mapping[str, int] = field(default_factory=dict)
+    native: bool = False  # deferred tools are sent deferred, searched by the provider (no ``tool_search``)
 
     @property
     def defers(self) -> bool:
@@ -130,6 +137,19 @@ class Toolset:
         """Of ``tools``, the deferred ones not revealed and no override leaves out: what ``tool_search`` finds."""
         return tuple(t for t in tools if t.name in self.deferred and not self._excluded(t.name))
 
+    def sent_deferred(self, tools: Iterable[ToolDef], referenced: frozenset[str]) -> tuple[ToolDef, ...]:
+        """Of ``tools`` (in the stack's order), those a native deferral sends marked deferred: every deferred
+        tool not revealed, and every revealed one a search result of the call's messages still references
+        (``referenced``: the provider loads it from there), that no override leaves out. One order, so a
+        reveal changes no tool; a revealed tool whose search a compaction summarized is sent loaded. None
+        without a native deferral."""
+        if not self.native:
+            return ()
+        deferring = self.deferred | (self.revealed.keys() & referenced)
+        return tuple(
+            replace(t, deferred=True) for t in tools if t.name in deferring and not self._excluded(t.name)
+        )
+
     def left_out(self, tools: tuple[ToolDef, ...]) -> list[ToolDef]:
         """Of ``tools``, the enabled ones an override leaves out (a deferred one too)."""
         if not self.deferred:
@@ -150,13 +170,14 @@ def toolset_of(agent: AgentConfig, state: RunState) -> Toolset:
     deferring = deferred_names(agent, enabled, served)
     revealed = {name: seq for name, seq in state.revealed.items() if name in deferring}
     deferred = deferring - revealed.keys()
-    if deferring:
+    native = agent.defer.native_on(agent.model)
+    if deferring and not native:
         enabled |= {TOOL_SEARCH}
     overrides = state.overrides
     if not overrides.agent:
-        return Toolset(enabled, enabled - deferred, served, overrides, skills, deferred, revealed)
+        return Toolset(enabled, enabled - deferred, served, overrides, skills, deferred, revealed, native)
     sent = frozenset(name for name in enabled - deferred if not overrides.excludes_tool(_part(name, served)))
-    return Toolset(enabled, sent, served, overrides, skills, deferred, revealed)
+    return Toolset(enabled, sent, served, overrides, skills, deferred, revealed, native)
 
 
 def deferred_names(

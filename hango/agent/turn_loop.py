@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from hango.agent.middleware.base import ModelHandler
+from hango.agent.middleware.tool_search import reveal_referenced
 from hango.agent.state import RunState
 from hango.agent.tools.base import ToolContext
 from hango.agent.turns import model_phase, tool_phase, tool_uses
@@ -83,6 +84,7 @@ def take_turns(ctx: ToolContext, handler: ModelHandler, sink: Sink, turns: int) 
         if uses and turn == turns - 1 and not sink.runs_last_tools:
             return Ending("max_turns", "max_turns", response)
         sink.keep(state, response.message)
+        reveal_referenced(ctx, response.message)  # the provider's own search, before the calls run
         if uses:
             sink.keep(state, tool_phase(chain, state, ctx, uses))
         sink.turn_kept(state)

@@ -16,7 +16,7 @@ from hango.agent.parts import (
     shown_tool_name,
     tool_server,
 )
-from hango.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from hango.messages import ContentBlock, Message, ServerToolBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 # ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder for every call
 _json = json.JSONEncoder(ensure_ascii=False).encode
@@ -99,6 +99,8 @@ def _block_text(block: ContentBlock) -> str:
         return block.text
     if isinstance(block, ToolUseBlock):
         return f"{block.name}({_json(clipped(block.input, PREVIEW_CHARS))})"
+    if isinstance(block, ServerToolBlock):
+        return _json(clipped(block.data, PREVIEW_CHARS))
     return block.content
 
 

@@ -4,6 +4,12 @@ The canonical types are shaped like this API, so the conversion is mostly
 direct. What it adds: ``cache_control`` breakpoints on the system blocks and
 messages that ask for one, consecutive same-role messages merged (the API
 rejects them), and blank text blocks dropped (the API rejects those too).
+
+A request with deferred tools (a native deferral) sends them with ``defer_loading``
+and Anthropic's BM25 tool search (generally available in the SDK's Messages API:
+no beta header); the answer's ``server_tool_use`` and ``tool_search_tool_result``
+blocks are kept as they came (``ServerToolBlock``), since the API reads them back
+in the history to load the tools their ``tool_reference`` blocks name.
 """
 
 from __future__ import annotations
@@ -13,10 +19,13 @@ from typing import Any
 import anthropic
 
 from hango.messages import (
+    SERVER_TOOL_BLOCKS,
     Message,
     Request,
     Response,
+    ServerToolBlock,
     TextBlock,
+    ToolDef,
     ToolUseBlock,
     Usage,
     block_to_dict,
@@ -28,6 +37,8 @@ from hango.providers.hangup import hangs_up
 from hango.providers.resend import resends
 
 _EPHEMERAL = {"type": "ephemeral"}
+# the provider's tool searches a request may carry (``Request.tool_search``), as the API names them
+SEARCH_TOOLS = {"bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}}
 
 
 class AnthropicProvider:
@@ -91,22 +102,34 @@ def request_payload(request: Request) -> dict[str, Any]:
     """The ``messages.create`` / ``count_tokens`` arguments for ``request`` (``max_tokens`` aside)."""
     payload: dict[str, Any] = {
         "model": request.model,
-        "messages": [_wire_message(m) for m in merge_same_role(request.messages)],
+        "messages": [
+            _wire_message(m, request.tool_search is not None) for m in merge_same_role(request.messages)
+        ],
     }
     if request.system:
         payload["system"] = [
             _cached({"type": "text", "text": b.text}, b.cache_control) for b in request.system
         ]
     if request.tools:
-        payload["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in request.tools
-        ]
+        payload["tools"] = [_wire_tool(t) for t in request.tools]
+        if request.tool_search is not None:
+            payload["tools"].append(SEARCH_TOOLS[request.tool_search])
     return payload
 
 
-def _wire_message(message: Message) -> dict[str, Any]:
-    blocks = [block_to_dict(b) for b in message.content if is_sent(b)]
+def _wire_tool(tool: ToolDef) -> dict[str, Any]:
+    wire = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+    return {**wire, "defer_loading": True} if tool.deferred else wire
+
+
+def _wire_message(message: Message, searching: bool) -> dict[str, Any]:
+    """The message as sent; a search's server blocks only while the request carries the search (an
+    agent that left native deferral has its found tools sent loaded: the blocks would name no tool)."""
+    blocks = [
+        block_to_dict(b)
+        for b in message.content
+        if is_sent(b) and (searching or not isinstance(b, ServerToolBlock))
+    ]
     if blocks and message.cache_control:
         blocks[-1] = _cached(blocks[-1], True)
     return {"role": message.role, "content": blocks}
@@ -117,13 +140,16 @@ def _cached(block: dict[str, Any], cache_control: bool) -> dict[str, Any]:
 
 
 def parse_message(answer: anthropic.types.Message) -> Response:
-    """The canonical response for a Messages API answer (blocks other than text and tool_use are left out)."""
-    content: list[TextBlock | ToolUseBlock] = []
+    """The canonical response for a Messages API answer: its text, tool_use and server tool blocks (others,
+    such as thinking, are left out)."""
+    content: list[TextBlock | ToolUseBlock | ServerToolBlock] = []
     for block in answer.content:
         if block.type == "text":
             content.append(TextBlock(block.text))
         elif block.type == "tool_use":
             content.append(ToolUseBlock(block.id, block.name, dict(block.input)))
+        elif block.type in SERVER_TOOL_BLOCKS:  # replayed as they came: the API reads them back
+            content.append(ServerToolBlock(block.model_dump(mode="json", exclude_none=True)))
     usage = answer.usage
     return Response(
         message=Message("assistant", tuple(content)),
@@ -134,4 +160,12 @@ def parse_message(answer: anthropic.types.Message) -> Response:
             cache_read_tokens=usage.cache_read_input_tokens or 0,
             cache_write_tokens=usage.cache_creation_input_tokens or 0,
         ),
+        tool_searches=tool_searches(usage),
     )
+
+
+def tool_searches(usage: anthropic.types.Usage) -> int:
+    """The tool searches an answer made, from ``usage.server_tool_use.tool_search_requests`` (a count
+    the SDK's model keeps as an extra field); 0 when the answer reports none."""
+    server = getattr(usage, "server_tool_use", None)
+    return int(getattr(server, "tool_search_requests", None) or 0)

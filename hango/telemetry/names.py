@@ -56,6 +56,7 @@ RUN_STATUS = "hango.run.status"
 RUN_TURNS = "hango.run.turns"
 TOOL_ERROR = "hango.tool.is_error"
 CACHE_READ_RATIO = "hango.cache.read_ratio"
+TOOL_SEARCHES = "hango.tool_search.requests"  # the provider's own tool searches an answer made
 CACHE_EXPECTED_READ_TOKENS = "hango.cache.expected_read_tokens"
 CACHE_MISS_REASON = "hango.cache.miss_reason"
 ESTIMATED_INPUT_TOKENS = "hango.estimate.input_tokens"

@@ -21,7 +21,7 @@ from tests.support.mcp import TIME_TOOLS, attach
 from tests.support.world import World
 
 TIME_PARTS = [f"tool:time/{tool}" for tool in TIME_TOOLS]
-NOTHING = {"tools": [], "auto_percent": None}
+NOTHING = {"tools": [], "auto_percent": None, "native": False}
 
 
 def _agent(who, **fields) -> dict:
@@ -51,7 +51,8 @@ def test_a_stored_deferral_reads_back_and_a_missing_one_defers_nothing():
     stored = {"tools": ["tool:time/*"], "auto_percent": 20}
 
     assert Deferral.of(stored) == Deferral(("tool:time/*",), 20)
-    assert Deferral.of(stored).as_dict() == stored
+    assert Deferral.of(stored).as_dict() == stored  # stored without the choice: hango's own search
+    assert Deferral.of({**stored, "native": True}) == Deferral(("tool:time/*",), 20, native=True)
     assert Deferral.of(None) == Deferral.of({}) == Deferral() and not Deferral.of(None)
     assert Deferral(auto_percent=5) and Deferral(("tool:grep",))
 
@@ -74,10 +75,11 @@ def test_an_agent_defers_a_server_a_tool_and_auto_and_reads_it_back(acme: Tenant
     patched = acme.member.patch(f"/v1/agents/{world.agent}", json={"tools": ["grep", "glob"], "defer": defer})
 
     assert patched.status_code == 200, patched.get_json()
-    assert patched.get_json()["defer"] == defer
-    assert acme.member.get(f"/v1/agents/{world.agent}").get_json()["defer"] == defer
+    read = {**defer, "native": False}
+    assert patched.get_json()["defer"] == read
+    assert acme.member.get(f"/v1/agents/{world.agent}").get_json()["defer"] == read
     listed = acme.member.get("/v1/agents").get_json()["items"]
-    assert {a["id"]: a["defer"] for a in listed}[world.agent] == defer
+    assert {a["id"]: a["defer"] for a in listed}[world.agent] == read
     with engine.connect() as conn:
         row = TenantStore(conn, uuid.UUID(acme.id)).agents.get(uuid.UUID(world.agent))
         audited = conn.execute(
@@ -95,10 +97,12 @@ def test_an_agent_defers_nothing_unless_told_and_a_patch_replaces_the_whole_defe
     assert acme.member.patch(path, json={"defer": {"tools": ["tool:grep"]}}).get_json()["defer"] == {
         "tools": ["tool:grep"],
         "auto_percent": None,
+        "native": False,
     }
     assert acme.member.patch(path, json={"defer": {"auto_percent": 100}}).get_json()["defer"] == {
         "tools": [],
         "auto_percent": 100,
+        "native": False,
     }
     assert acme.member.patch(path, json={"name": "renamed"}).get_json()["defer"]["auto_percent"] == 100
 
@@ -187,3 +191,25 @@ def test_the_deferred_part_pattern_is_exactly_the_tool_grammar_the_server_reads(
     except MalformedPart:
         accepted = False
     assert jsonschema_rs.validator_for(schema).is_valid(candidate) == accepted
+
+
+# -- the provider's own deferred loading ----------------------------------------------------------
+
+
+def test_a_native_deferral_is_kept_for_an_anthropic_agent_and_refused_with_422_for_an_openai_one(
+    acme: Tenant,
+):
+    native = {"tools": ["tool:grep"], "native": True}
+    agent = _agent(acme.member, model="anthropic/claude-test", tools=["grep", "glob"], defer=native)
+    assert agent["defer"] == {"tools": ["tool:grep"], "auto_percent": None, "native": True}
+
+    created = acme.member.post("/v1/agents", json={"name": "x", "model": "openai/gpt-test", "defer": native})
+    code, message = _refusal(created)
+    assert code == "native_deferral_needs_anthropic" and "anthropic/" in message
+    path = f"/v1/agents/{agent['id']}"
+    # the model alone can leave a native deferral on another provider: the merged agent is checked
+    code, _ = _refusal(acme.member.patch(path, json={"model": "openai/gpt-test"}))
+    assert code == "native_deferral_needs_anthropic"
+    assert acme.member.get(path).get_json()["model"] == "anthropic/claude-test"  # nothing half-written
+    switched = acme.member.patch(path, json={"model": "openai/gpt-test", "defer": {"tools": ["tool:grep"]}})
+    assert switched.status_code == 200 and switched.get_json()["defer"]["native"] is False

@@ -33,6 +33,7 @@ from tests.budget.conftest import (
     make_session,
     say,
 )
+from tests.fakes.anthropic_tool_search import search_answer
 from tests.fakes.provider_server import FakeProviderServer
 from tests.support.clients import As
 
@@ -278,3 +279,18 @@ def test_metrics_go_only_to_the_configured_metrics_endpoint(database_url: str) -
     received = exported(database_url, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT="{url}/metrics-here")
 
     assert {path for path, _ in received} == {"/metrics-here"}
+
+
+def test_a_chat_span_counts_the_providers_own_tool_searches_of_its_answer(
+    fake: FakeProviderServer, fake_owner: As, spans
+) -> None:
+    fake.reply(search_answer("find text", ["grep"], ToolUseBlock("g1", "grep", {"pattern": "x"})), "done")
+    defer = {"tools": ["tool:grep"], "native": True}
+    session = make_session(
+        fake_owner, make_agent(fake_owner, model=FAKE_MODEL, tools=["ls", "grep"], defer=defer)
+    )
+    say(fake_owner, session, "look")
+
+    searched, answered = chat_spans(spans())
+    assert searched.attributes[names.TOOL_SEARCHES] == 1
+    assert names.TOOL_SEARCHES not in answered.attributes

@@ -30,6 +30,11 @@ way the real API rejects a broken history. Requests are recorded either way.
 ``answerer(body) -> Reply``, when set, answers a call no queued step answers (instead of the
 default text): an answer that depends on the request, for many runs at once.
 
+Anthropic's deferred tool loading (``tests.fakes.anthropic_tool_search``): a tool sent with
+``defer_loading`` is not counted until a ``tool_reference`` names it, a request of deferred tools
+only is refused (400), and an answer scripted with ``search_answer`` carries the search's blocks
+and its ``usage.server_tool_use``.
+
 ``cache`` (``tests.fakes.anthropic_cache.AnthropicCache``) gives every ``/v1/messages``
 answer the usage Anthropic's prompt cache would report for its body.
 
@@ -54,6 +59,7 @@ from typing import Any
 
 from hango.messages import Message, Response, TextBlock, ToolUseBlock, Usage, block_to_dict, text_of
 from hango.providers import ProviderSettings
+from tests.fakes.anthropic_tool_search import deferral_problem, loaded_body, server_tool_usage, tool_searches
 
 MESSAGES = "/v1/messages"
 COUNT_TOKENS = "/v1/messages/count_tokens"
@@ -264,7 +270,8 @@ class FakeProviderServer:
             self.requests.append(Received(path, headers, body))
         if not isinstance(body, dict):
             return _error(path, 400, "invalid_request_error", "the request body is not a JSON object")
-        problem = self.validator(body) if self.validator else None
+        problem = deferral_problem(body) if path in ANTHROPIC_PATHS else None
+        problem = problem or (self.validator(body) if self.validator else None)
         if problem is not None:
             return _error(path, 400, "invalid_request_error", problem)
         if self.drop_reused and served == 1:
@@ -351,7 +358,8 @@ def _paths(path: str | None) -> frozenset[str] | None:
 
 
 def _tokens(body: Any) -> int:
-    return max(1, len(json.dumps(body)) // 4)
+    """The default count: the body's length // 4, its deferred tools not referenced left out."""
+    return max(1, len(json.dumps(loaded_body(body) if isinstance(body, dict) else body)) // 4)
 
 
 def _error(path: str, status: int, kind: str, message: str) -> _Exchange:
@@ -377,7 +385,7 @@ def as_response(reply: Response | Message | str, request_body: Any, counter: Cou
     message = reply if isinstance(reply, Message) else Message("assistant", (TextBlock(reply),))
     calls = any(isinstance(b, ToolUseBlock) for b in message.content)
     usage = Usage(input_tokens=counter(request_body), output_tokens=max(1, len(text_of(message)) // 4))
-    return Response(message, "tool_use" if calls else "end_turn", usage)
+    return Response(message, "tool_use" if calls else "end_turn", usage, tool_searches(message))
 
 
 def render_reply(path: str, reply: Reply, request_body: dict[str, Any], counter: Counter = _tokens) -> Any:
@@ -407,6 +415,7 @@ def anthropic_message(response: Response, model: str) -> dict[str, Any]:
             "output_tokens": usage.output_tokens,
             "cache_read_input_tokens": usage.cache_read_tokens,
             "cache_creation_input_tokens": usage.cache_write_tokens,
+            **({"server_tool_use": server_tool_usage(response)} if response.tool_searches else {}),
         },
     }
 

@@ -53,7 +53,7 @@ def test_the_demo_agent_defers_the_time_server_keeps_its_built_ins_sent_and_a_re
     client = app.test_client()
     auth = {"Authorization": f"Bearer {first['owner_key']}"}
     agent = client.get(f"/v1/agents/{first['agent_id']}", headers=auth).get_json()
-    assert agent["defer"] == {"tools": ["tool:time/*"], "auto_percent": None}
+    assert agent["defer"] == {"tools": ["tool:time/*"], "auto_percent": None, "native": False}
 
     context = client.get(f"/v1/sessions/{first['session_id']}/context", headers=auth).get_json()
     tools = {part["id"]: part for part in context["tools"]}
@@ -69,4 +69,4 @@ def test_the_demo_agent_defers_the_time_server_keeps_its_built_ins_sent_and_a_re
     again = demo.seed(engine, config)  # a second ``scripts/run`` leaves the owner's deferral as it is
     auth = {"Authorization": f"Bearer {again['owner_key']}"}
     agent = client.get(f"/v1/agents/{first['agent_id']}", headers=auth).get_json()
-    assert agent["defer"] == {"tools": [], "auto_percent": None}
+    assert agent["defer"] == {"tools": [], "auto_percent": None, "native": False}

@@ -39,7 +39,15 @@ from hango.agent.estimator import MessageMemo, estimate_block, estimate_message,
 from hango.agent.ledger.recent import RECENT, Known
 from hango.agent.parts import PartID, part_of
 from hango.cache_rules import CacheRules
-from hango.messages import Block, Message, TextBlock, ToolDef, ToolUseBlock, message_from_dict
+from hango.messages import (
+    Block,
+    Message,
+    ServerToolBlock,
+    TextBlock,
+    ToolDef,
+    ToolUseBlock,
+    message_from_dict,
+)
 
 if TYPE_CHECKING:
     from hango.store.model_calls import ModelCalls
@@ -133,6 +141,8 @@ def _message_hash(message: Message) -> str:
             fields += ("text", block.text)
         elif isinstance(block, ToolUseBlock):
             fields += ("tool_use", block.id, block.name, _json(block.input))
+        elif isinstance(block, ServerToolBlock):
+            fields += ("server_tool", _json(block.data))
         else:
             fields += ("tool_result", block.tool_use_id, block.content, "error" if block.is_error else "ok")
     return fields_hash(fields)

@@ -11,7 +11,7 @@ from hango.agent.parts import part_of
 from hango.agent.report import DEFERRED, OVERRIDDEN, LeftOut
 from hango.agent.state import RunState
 from hango.agent.toolset import toolset_of
-from hango.messages import Response
+from hango.messages import Response, referenced_tools
 
 
 class ToolAllowlistMiddleware(Middleware):
@@ -30,11 +30,14 @@ class ToolAllowlistMiddleware(Middleware):
         )
         sent = tools.in_sending_order(draft.tools)
         report = draft.report.leaving_out(left_out)
-        if tools.deferred:  # left out until ``tool_search`` reveals them (no override's doing)
+        if tools.deferred:  # not input until a search reveals them (no override's doing)
             deferred = tools.deferred_of(draft.tools)
             parts = tuple(part_of(t) for t in deferred)
             entry = LeftOut(self.name, DEFERRED, parts, sum(estimate_tool(t) for t in deferred))
             report = replace(report.leaving_out(entry), deferred=deferred)
         if state.overrides:  # the enabled tools before the tool overrides, for the inspector
             report = report.keeping(tools=tools.unoverridden().in_sending_order(draft.tools))
-        return call_next(draft.with_(tools=sent, report=report))
+        # a native deferral's tools, sent marked deferred (a revealed one while its search result is sent)
+        referenced = referenced_tools(m.message for m in draft.messages) if tools.native else frozenset()
+        deferred_wire = tools.sent_deferred(draft.tools, referenced)
+        return call_next(draft.with_(tools=sent, sent_deferred=deferred_wire, report=report))

@@ -7,6 +7,11 @@ reveals the best few for the rest of the session: stored with the seq of the
 answer that asked (``revealed_tools``), so the next call sends them, after the
 tools sent from the start. A try's search reveals in the try's state only (its
 source stores nothing), like every other thing a try does.
+
+With a native deferral the provider searches (``hango.agent.toolset``): the tools
+its search result references (``hango.messages.referenced_tools``) are revealed
+the same way once the answer is kept (``reveal_referenced``), so the answer's own
+call of one runs.
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hango.agent.middleware.base import Middleware
-from hango.agent.parts import tool_server
+from hango.agent.parts import PartID, tool_server
 from hango.agent.state import AgentConfig, RunState
 from hango.agent.tools.base import Tool, ToolContext, ToolFailure
 from hango.agent.toolset import TOOL_SEARCH, Toolset, toolset_of
-from hango.messages import ToolDef
+from hango.messages import Message, ToolDef, referenced_tools
 from hango.tool_search import MAX_LIMIT, BadSearch, SearchableTool, ToolIndex
 
 if TYPE_CHECKING:
@@ -52,7 +57,7 @@ class ToolSearchMiddleware(Middleware):
     def tools(self, agent: AgentConfig, state: RunState) -> list[Tool]:
         """``tool_search`` when the agent defers anything (the toolset enables it then): a run's reveals
         are stored, a try's stay in its state."""
-        if not agent.defer:
+        if not agent.defer or agent.defer.native_on(agent.model):  # a native deferral: the provider's search
             return []
         reveal = _reveal_in_state if state.mode.try_id else _reveal_stored
         return [Tool(search_definition(toolset_of(agent, state)), _searching(reveal))]
@@ -84,7 +89,21 @@ def _definition(description: str) -> ToolDef:
     return found
 
 
-Reveal = Callable[[ToolContext, list[SearchableTool], int], None]
+Reveal = Callable[[ToolContext, list[tuple[PartID, str]], int], None]
+
+
+def reveal_referenced(ctx: ToolContext, answer: Message) -> None:
+    """Reveal the deferred tools the provider's own search referenced in ``answer`` (kept last in the
+    history): stored for a run, in the state for a try, as hango's search reveals."""
+    names = referenced_tools((answer,))
+    if not names:
+        return
+    state = ctx.state
+    tools = toolset_of(state.agent, state)
+    found = [(tools.part(name), name) for name in sorted(names & tools.deferred)]
+    if found:
+        reveal = _reveal_in_state if state.mode.try_id else _reveal_stored
+        reveal(ctx, found, _asking_seq(state))
 
 
 def _searching(reveal: Reveal) -> Callable[[dict[str, Any], ToolContext], str]:
@@ -101,7 +120,7 @@ def _searching(reveal: Reveal) -> Callable[[dict[str, Any], ToolContext], str]:
             raise ToolFailure(str(exc)) from None
         if not found:
             return "No deferred tool fits that query; try other words (what the tool does, or its object)."
-        reveal(ctx, [f.tool for f in found], _asking_seq(state))
+        reveal(ctx, [(f.tool.part, f.tool.name) for f in found], _asking_seq(state))
         lines = [f"- {f.tool.name}: {_first_line(f.tool.description)}" for f in found]
         return "Loaded for the rest of the session (call them from your next answer):\n" + "\n".join(lines)
 
@@ -120,17 +139,17 @@ def _asking_seq(state: RunState) -> int:
     return state.history[-1].seq if state.history else state.stored_seq
 
 
-def _reveal_stored(ctx: ToolContext, found: list[SearchableTool], seq: int) -> None:
+def _reveal_stored(ctx: ToolContext, found: list[tuple[PartID, str]], seq: int) -> None:
     """A run's reveal: stored with the turn (a first reveal keeps its seq), and in the run's state."""
     state = ctx.state
-    added = ctx.store.revealed_tools.reveal(state.session_id, [(t.part, t.name) for t in found], seq)
+    added = ctx.store.revealed_tools.reveal(state.session_id, found, seq)
     state.revealed.update({tool.name: tool.seq for tool in added})
 
 
-def _reveal_in_state(ctx: ToolContext, found: list[SearchableTool], seq: int) -> None:
+def _reveal_in_state(ctx: ToolContext, found: list[tuple[PartID, str]], seq: int) -> None:
     """A try's reveal: its state only (the session's revealed set is unchanged)."""
-    for tool in found:
-        ctx.state.revealed.setdefault(tool.name, seq)
+    for _part, name in found:
+        ctx.state.revealed.setdefault(name, seq)
 
 
 def _first_line(text: str) -> str:
