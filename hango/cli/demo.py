@@ -18,6 +18,7 @@ defers that server's tools (``tool:time/*``): they are not sent until the model'
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -192,6 +193,6 @@ def _defer_server_tools(store: TenantStore, agent_id: uuid.UUID) -> None:
     deferral that leaves no tool sent)."""
     agent = store.agents.get(agent_id)
     deferral = Deferral.of(agent.defer)
-    deferral = Deferral(tuple(dict.fromkeys((*deferral.tools, DEFERRED))), deferral.auto_percent)
+    deferral = dataclasses.replace(deferral, tools=tuple(dict.fromkeys((*deferral.tools, DEFERRED))))
     check_deferral(deferral, agent.tools, servers.attached_tools(store, agent_id))
     store.agents.update(agent_id, defer=deferral.as_dict())

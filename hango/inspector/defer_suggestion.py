@@ -32,7 +32,7 @@ TARGET = "defer"  # applied by the agent PATCH's ``defer`` field, not by an over
 
 def deferred_with(deferral: Deferral, server: str) -> Deferral:
     """``deferral`` with every tool of ``server`` added to its explicit list."""
-    return Deferral((*deferral.tools, server_part(server)), deferral.auto_percent)
+    return dataclasses.replace(deferral, tools=(*deferral.tools, server_part(server)))  # native and auto kept
 
 
 def deferring(state: RunState, server: str) -> RunState:
