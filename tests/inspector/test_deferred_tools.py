@@ -229,13 +229,14 @@ def test_a_reveal_is_kept_across_a_compaction_that_summarizes_the_search(lab: La
     assert "grep" in sent_tools(lab)
 
 
-def test_the_inspectors_price_of_a_reveal_is_what_the_call_after_it_reads(lab: Lab):
+def test_the_inspectors_price_of_a_reveal_is_what_the_call_after_it_reads_and_writes(lab: Lab):
     agent = lab.agent(model=OFFLINE, tools=[*LOADED, "grep"], defer={"tools": ["tool:grep"]})
     session = lab.session(agent, [user("hello"), assistant("a long answer " * 400)])
     assert lab.say(session, "first").status_code == 201  # the offline provider's simulated cache holds it
 
     body = lab.inspect(session)
     expected, loss = body["cache"]["expected_read_tokens"], by_id(body)["tool:grep"]["cache_loss_tokens"]
+    written, grep = body["next_call_cost"]["tokens"]["cache_write"], by_id(body)["tool:grep"]["tokens"]
     seq = lab.messages(session)[-1]["seq"]
     lab.store(lambda s: s.revealed_tools.reveal(uuid.UUID(session), [("tool:grep", "grep")], seq))
     assert lab.say(session, "second").status_code == 201
@@ -243,4 +244,7 @@ def test_the_inspectors_price_of_a_reveal_is_what_the_call_after_it_reads(lab: L
     call = oldest_first(lab, session)[-1]
     assert expected > 0 and loss == expected  # a reveal comes before every breakpoint: nothing is read
     assert call["usage"]["cache_read_tokens"] == expected - loss
+    # what it no longer reads it writes again, with the revealed tool and what the inspect foresaw
+    appended = call["estimated_input_tokens"] - body["total_after"] - grep  # the run's own user message
+    assert call["usage"]["cache_write_tokens"] - appended == written + loss + grep
     assert (call["cache"]["miss_part"], call["cache"]["miss_cause"]) == ("tool:grep", "tools_revealed")
