@@ -182,6 +182,12 @@ def _add_time_server(
             server = servers.read_tools(store, config, servers.register(store, config, owner_id, body))
             store.mcp_servers.attach(agent_id, server.id, None)
             _defer_server_tools(store, agent_id)
+            # audited as the API audits them: the ledger names these the cause of the next call's miss
+            attached = {"name": MCP_SERVER, "transport": "stdio", "tools": None, "tools_changed": False}
+            for action, detail in (("agent.mcp_attach", attached), ("agent.update", {"fields": ["defer"]})):
+                store.audit.record(
+                    action, "agent", agent_id, actor_user_id=owner_id, api_key_id=None, detail=detail
+                )
     except Conflict:
         return
     except HangoError as exc:

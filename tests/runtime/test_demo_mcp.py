@@ -61,6 +61,8 @@ def test_the_demo_agent_defers_the_time_server_keeps_its_built_ins_sent_and_a_re
     built_ins = [part for part in context["tools"] if part["server"] is None]
     assert built_ins and not any(part["deferred"] for part in built_ins)
     assert tools[f"tool:{TOOL_SEARCH}"]["included"] is True  # what reveals the deferred server
+    # the seeded calls were sent before the deferral: the next call's miss is explained, not unknown
+    assert context["cache"]["miss_cause"] == "tool_list_changed", context["cache"]
 
     undeferred = client.patch(
         f"/v1/agents/{first['agent_id']}", headers=auth, json={"defer": {"tools": [], "auto_percent": None}}
