@@ -8,7 +8,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates
 
-from blueprints.common import JsonInteger, error_response, page_of, paged
+from blueprints.common import JsonBoolean, JsonInteger, error_response, page_of, paged
 from hango import contract, tenancy
 from hango.agent import options
 from hango.agent.deferral import (
@@ -57,7 +57,7 @@ class DeferSchema(Schema):
         },
     )
 
-    native = fields.Boolean(
+    native = JsonBoolean(
         load_default=False,
         dump_default=False,  # a deferral stored before the choice existed is hango's own
         metadata={
