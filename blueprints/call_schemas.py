@@ -116,3 +116,10 @@ class CallDetailSchema(CallSchema):
         fields.String(), metadata={"description": "parts it no longer sends"}
     )
     parts = fields.List(fields.Nested(CallPartSchema))
+    tools_sent = fields.Integer(metadata={"description": "the tool parts it sent"})
+    input_usd = fields.Float(
+        allow_none=True,
+        metadata={
+            "description": "its input's cost (its parts' `cost_usd`, added up); null when one is unknown"
+        },
+    )

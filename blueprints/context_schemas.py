@@ -322,6 +322,10 @@ class InspectSchema(Schema):
             "subtotal (estimates; they add up to `totals.tools` in the unit `estimate`)"
         },
     )
+    tools_sent = fields.Integer(
+        required=True,
+        metadata={"description": "the tools the next call sends (its groups' `sent`, added up)"},
+    )
     messages = fields.List(fields.Nested(PartSchema), required=True)
     compaction = fields.Dict(
         allow_none=True,

@@ -53,25 +53,23 @@ def deferral_lines(result: dict[str, Any], width: int) -> list[str]:
 def next_call_figures(inspect: dict[str, Any]) -> dict[str, Any]:
     """Inspect's next call: its tokens sent (estimated), the tools it sends, its input cost."""
     cost = inspect.get("next_call_cost") or {}
-    sent = [p for p in inspect.get("tools") or [] if p.get("included") and not p.get("deferred")]
     return {
         "tokens": inspect.get("total_after"),
-        "tools": len(sent),
+        "tools": inspect.get("tools_sent"),
         "usd": cost.get("usd"),
         "simulated_at": cost.get("simulated_at"),
     }
 
 
 def first_call_figures(result: dict[str, Any]) -> dict[str, Any]:
-    """The try's first call as the ledger holds it: its prompt tokens, the tools it sent, its input cost
-    (its parts' shares); each None when the run lists the call without its detail, or a share is unknown."""
+    """The try's first call as the ledger holds it: its prompt tokens, the tools it sent, its input cost;
+    each None when the run lists the call without its detail, or its cost is unknown."""
     call = (result.get("calls") or [{}])[0]
-    usage, parts = call.get("usage"), call.get("parts")
-    shares = [p.get("cost_usd") for p in parts or []]
+    usage = call.get("usage")
     return {
         "tokens": None if usage is None else usage.get("prompt_tokens"),
-        "tools": None if parts is None else sum(1 for p in parts if p.get("kind") == "tool"),
-        "usd": None if not shares or None in shares else sum(shares),
+        "tools": call.get("tools_sent"),
+        "usd": call.get("input_usd"),
         "simulated_at": (call.get("cost") or {}).get("simulated_at"),
     }
 

@@ -103,6 +103,9 @@ def _detail(
         "previous_id": row.base_id,
         "removed_since_previous": removed,
         "parts": parts,
+        "tools_sent": sum(1 for part in parts if part["kind"] == "tool"),
+        # its input alone, as inspect's ``next_call_cost`` prices the next call: its parts' shares
+        "input_usd": None if None in shares else float(sum(shares)),
     }
 
 

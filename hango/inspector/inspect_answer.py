@@ -170,6 +170,7 @@ def _inspect_response(deps: Deps, assembly: Assembly, found: Inspected, compacti
     state = assembly.state
     groups = tool_groups(snapshot.tools, state.overrides, state.unavailable_tools)
     body["tool_groups"] = [vars(group) for group in groups]
+    body["tools_sent"] = sum(group.sent for group in groups)
     cache = found.cache.verdict(assembly)
     cache.update(next_verdict_words(cache))
     return {

@@ -150,7 +150,7 @@ document.addEventListener("alpine:init", () => {
     firstCallLine(result) {
       const call = result.calls[0];
       if (!call || !call.id) return "not in the call ledger";
-      const tools = call.parts.filter((part) => part.kind === "tool").length;
+      const tools = call.tools_sent;
       return `${hango.number(call.usage.prompt_tokens)} tokens · ${hango.number(tools)} tool${tools === 1 ? "" : "s"}`;
     },
 

@@ -19,6 +19,8 @@ RESULT = {
             "id": "c1",
             "usage": {"prompt_tokens": 1200},
             "cost": {"usd": 0.0051, "simulated_at": None},
+            "tools_sent": 2,  # the server's figures: the CLI shows them, it counts and adds nothing
+            "input_usd": 0.0036,
             "parts": [
                 {"kind": "system", "cost_usd": 0.0006},
                 {"kind": "tool", "cost_usd": 0.0005},

@@ -47,6 +47,7 @@ def test_a_deferred_tool_is_not_sent_and_the_inspector_shows_it_deferred_with_pe
     parts = by_id(body)
     deferred = ["tool:grep", *(f"tool:git/{name}" for name in GIT_TOOLS)]
     assert sent_tools(lab, 0) == [*LOADED, TOOL_SEARCH]  # nothing deferred is sent; the search is
+    assert body["tools_sent"] == len(sent_tools(lab, 0))
     for part in deferred:
         assert parts[part]["deferred"] is True and parts[part]["included"] is False, part
         assert parts[part]["tokens"] > 0 and parts[part]["revealed_at"] is None

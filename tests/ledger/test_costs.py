@@ -129,6 +129,9 @@ def test_a_calls_parts_share_its_input_cost_at_the_rate_each_was_read_at(lab):
     assert parts[0]["cost_usd"] == pytest.approx(
         float(parts[0]["tokens"] * rates.cache_read_mtok / 1_000_000)
     )
+    # the call's input cost and its tools, added up once by the server (the CLI's and panel's A/B show them)
+    assert detail["input_usd"] == pytest.approx(sum(p["cost_usd"] for p in parts))
+    assert detail["tools_sent"] == sum(1 for p in parts if p["kind"] == "tool") > 0
 
 
 def test_a_sessions_cost_is_the_sum_of_its_calls_per_model(lab):
